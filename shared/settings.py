@@ -1,0 +1,162 @@
+"""Every setting of the service, read once from the environment (twelve-factor).
+
+`Settings.from_environ()` is the only place that reads the environment; the
+rest of the code receives a `Settings` value. Values that must never be
+printed are wrapped in `starlette.config.Secret`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Mapping
+
+from starlette.config import Config
+from starlette.datastructures import Secret
+
+DEFAULT_DATABASE_URL = "sqlite:///taxonomist.sqlite3"
+DEFAULT_MAX_BODY_BYTES = 16 * 1024
+DEFAULT_CANDIDATE_COUNT = 15
+DEFAULT_PER_MINUTE = 200
+DEFAULT_PER_HOUR = 1_000
+DEFAULT_PER_DAY = 5_000
+DEFAULT_MONTHLY_CREDITS = 100
+DEFAULT_CLASSIFY_TIMEOUT_SECONDS = 30.0
+DEFAULT_AI_TIMEOUT_SECONDS = 20.0
+DEFAULT_AI_MODEL = "gpt-4o-mini"
+DEFAULT_SUPPORT_EMAIL = "support@example.com"
+DEFAULT_RESERVATION_TTL_SECONDS = 15 * 60
+DEFAULT_AI_REQUESTS_PER_MINUTE = 500
+DEFAULT_AI_TOKENS_PER_MINUTE = 200_000
+DEFAULT_AI_MAX_WAIT_SECONDS = 5.0
+
+AI_PROVIDERS = ("local", "openai")
+
+
+class ConfigurationError(Exception):
+    """A setting is missing or invalid; the message names the variable."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    database_url: str = DEFAULT_DATABASE_URL
+    # Empty broker URL means the embedded mode: in-memory broker, worker in-process.
+    celery_broker_url: str = ""
+    redis_url: str = ""
+    taxonomy_dir: Path | None = None
+    cache_dir: Path | None = None
+    ai_provider: str = "local"
+    openai_base_url: str | None = None
+    openai_api_key: Secret = field(default_factory=lambda: Secret(""))
+    ai_model: str = DEFAULT_AI_MODEL
+    ai_timeout_seconds: float = DEFAULT_AI_TIMEOUT_SECONDS
+    ai_requests_per_minute: int = DEFAULT_AI_REQUESTS_PER_MINUTE
+    ai_tokens_per_minute: int = DEFAULT_AI_TOKENS_PER_MINUTE
+    ai_max_wait_seconds: float = DEFAULT_AI_MAX_WAIT_SECONDS
+    support_email: str = DEFAULT_SUPPORT_EMAIL
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    candidate_count: int = DEFAULT_CANDIDATE_COUNT
+    local_confidence_threshold: float | None = None
+    classify_timeout_seconds: float = DEFAULT_CLASSIFY_TIMEOUT_SECONDS
+    reservation_ttl_seconds: int = DEFAULT_RESERVATION_TTL_SECONDS
+    default_per_minute: int = DEFAULT_PER_MINUTE
+    default_per_hour: int = DEFAULT_PER_HOUR
+    default_per_day: int = DEFAULT_PER_DAY
+    default_monthly_credits: int = DEFAULT_MONTHLY_CREDITS
+    secret_key: Secret = field(default_factory=lambda: Secret(""))
+
+    @property
+    def embedded(self) -> bool:
+        """True when no broker is configured: one process runs everything."""
+        return not self.celery_broker_url
+
+    @property
+    def shared_redis_url(self) -> str:
+        """Redis for counters shared between processes; empty in the embedded mode."""
+        return self.redis_url or (
+            self.celery_broker_url if self.celery_broker_url.startswith("redis") else ""
+        )
+
+    def with_overrides(self, **changes) -> "Settings":
+        return replace(self, **changes)
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str] | None = None) -> "Settings":
+        config = Config(environ=dict(os.environ if environ is None else environ))
+        taxonomy_dir = config("TAXONOMY_DIR", default=None)
+        cache_dir = config("TAXONOMIST_CACHE_DIR", default=None)
+        threshold = config("LOCAL_CONFIDENCE_THRESHOLD", default=None)
+        try:
+            settings = cls(
+                database_url=config("DATABASE_URL", default=DEFAULT_DATABASE_URL),
+                celery_broker_url=config("CELERY_BROKER_URL", default=""),
+                redis_url=config("REDIS_URL", default=""),
+                taxonomy_dir=Path(taxonomy_dir) if taxonomy_dir else None,
+                cache_dir=Path(cache_dir) if cache_dir else None,
+                ai_provider=config("AI_PROVIDER", default="local"),
+                openai_base_url=config("OPENAI_BASE_URL", default=None),
+                openai_api_key=config("OPENAI_API_KEY", cast=Secret, default=""),
+                ai_model=config("AI_MODEL", default=DEFAULT_AI_MODEL),
+                ai_timeout_seconds=config(
+                    "AI_TIMEOUT_SECONDS", cast=float, default=DEFAULT_AI_TIMEOUT_SECONDS
+                ),
+                ai_requests_per_minute=config(
+                    "AI_REQUESTS_PER_MINUTE", cast=int, default=DEFAULT_AI_REQUESTS_PER_MINUTE
+                ),
+                ai_tokens_per_minute=config(
+                    "AI_TOKENS_PER_MINUTE", cast=int, default=DEFAULT_AI_TOKENS_PER_MINUTE
+                ),
+                ai_max_wait_seconds=config(
+                    "AI_MAX_WAIT_SECONDS", cast=float, default=DEFAULT_AI_MAX_WAIT_SECONDS
+                ),
+                support_email=config("SUPPORT_EMAIL", default=DEFAULT_SUPPORT_EMAIL),
+                max_body_bytes=config("MAX_BODY_BYTES", cast=int, default=DEFAULT_MAX_BODY_BYTES),
+                candidate_count=config(
+                    "CANDIDATE_COUNT", cast=int, default=DEFAULT_CANDIDATE_COUNT
+                ),
+                local_confidence_threshold=float(threshold) if threshold else None,
+                classify_timeout_seconds=config(
+                    "CLASSIFY_TIMEOUT_SECONDS", cast=float, default=DEFAULT_CLASSIFY_TIMEOUT_SECONDS
+                ),
+                reservation_ttl_seconds=config(
+                    "RESERVATION_TTL_SECONDS", cast=int, default=DEFAULT_RESERVATION_TTL_SECONDS
+                ),
+                default_per_minute=config("DEFAULT_PER_MINUTE", cast=int, default=DEFAULT_PER_MINUTE),
+                default_per_hour=config("DEFAULT_PER_HOUR", cast=int, default=DEFAULT_PER_HOUR),
+                default_per_day=config("DEFAULT_PER_DAY", cast=int, default=DEFAULT_PER_DAY),
+                default_monthly_credits=config(
+                    "DEFAULT_MONTHLY_CREDITS", cast=int, default=DEFAULT_MONTHLY_CREDITS
+                ),
+                secret_key=config("SECRET_KEY", cast=Secret, default=""),
+            )
+        except ValueError as exc:
+            raise ConfigurationError(str(exc)) from exc
+        if settings.ai_provider not in AI_PROVIDERS:
+            raise ConfigurationError(
+                f"AI_PROVIDER must be one of {', '.join(AI_PROVIDERS)}, not {settings.ai_provider!r}."
+            )
+        if settings.max_body_bytes < 1:
+            raise ConfigurationError("MAX_BODY_BYTES must be a positive number of bytes.")
+        return settings
+
+    def require_taxonomy_dir(self) -> Path:
+        """The taxonomy directory, or a ConfigurationError naming TAXONOMY_DIR."""
+        if self.taxonomy_dir is None:
+            raise ConfigurationError(
+                "TAXONOMY_DIR is not set: point it at the folder holding "
+                "google/taxonomy-with-ids.en-US.txt and shopify/categories.txt "
+                "(`taxonomist taxonomies fetch DIR` downloads them)."
+            )
+        if not self.taxonomy_dir.is_dir() or not os.access(self.taxonomy_dir, os.R_OK):
+            raise ConfigurationError(
+                f"TAXONOMY_DIR={self.taxonomy_dir} is not a readable directory."
+            )
+        return self.taxonomy_dir
+
+    def index_cache_dir(self) -> Path:
+        """Where built search indexes are cached (keyed by file hash)."""
+        if self.cache_dir is not None:
+            return self.cache_dir
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        return Path(base) / "taxonomist"

@@ -1,0 +1,46 @@
+"""Categories and taxonomies as the rest of the service sees them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+PATH_SEPARATOR = " > "
+
+
+@dataclass(frozen=True, slots=True)
+class Category:
+    id: str
+    name: str
+    path: str
+    parent_id: str | None
+    depth: int
+    is_leaf: bool
+
+    @property
+    def tags(self) -> list[str]:
+        return self.path.split(PATH_SEPARATOR)
+
+    @property
+    def line(self) -> str:
+        return f"{self.id} - {self.path}"
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A category proposed for a product, with a relevance score in [0, 1]."""
+
+    category: Category
+    score: float
+
+
+@dataclass
+class Taxonomy:
+    name: str  # "Google" or "Shopify", as the API spells it
+    version: str
+    categories: dict[str, Category] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.categories)
+
+    def get(self, category_id: str) -> Category | None:
+        return self.categories.get(category_id)
