@@ -1,0 +1,1 @@
+"""Measure classification quality and speed against labelled listings."""

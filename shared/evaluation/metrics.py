@@ -1,0 +1,67 @@
+"""Per-item outcomes and the summary figures computed from them."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Sequence
+
+from shared.taxonomy.models import PATH_SEPARATOR, Category
+
+RECALL_DEPTHS = (1, 5, 15)
+PERCENTILE_95 = 0.95
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the pipeline did with one labelled listing."""
+
+    label: Category
+    answer: Category | None
+    candidate_ids: list[str]
+    milliseconds: float
+
+
+def is_path_consistent(answer: Category, label: Category) -> bool:
+    """The answer is the label, one of its ancestors, or one of its descendants."""
+    a, b = answer.path + PATH_SEPARATOR, label.path + PATH_SEPARATOR
+    return a.startswith(b) or b.startswith(a)
+
+
+def summarize(outcomes: Sequence[Outcome], taxonomy_version: str) -> dict:
+    """The figures of the eval report, under the keys of its JSON line."""
+    count = len(outcomes)
+    found = [o for o in outcomes if o.answer is not None]
+    exact = sum(o.answer.id == o.label.id for o in found)
+    summary: dict = {"count": count}
+    for depth in RECALL_DEPTHS:
+        hits = sum(o.label.id in o.candidate_ids[:depth] for o in outcomes)
+        summary[f"recall@{depth}"] = _share(hits, count)
+    times = sorted(o.milliseconds for o in outcomes)
+    summary.update(
+        {
+            "accuracy": _share(exact, count),
+            "coverage": _share(len(found), count),
+            "accuracyFound": _share(exact, len(found)),
+            "pathConsistentAccuracy": _share(
+                sum(is_path_consistent(o.answer, o.label) for o in found), count
+            ),
+            "topLevelAccuracy": _share(
+                sum(o.answer.tags[0] == o.label.tags[0] for o in found), count
+            ),
+            "p50Ms": round(statistics.median(times), 3) if times else 0.0,
+            "p95Ms": round(_percentile(times, PERCENTILE_95), 3) if times else 0.0,
+            "taxonomyVersion": taxonomy_version,
+        }
+    )
+    return summary
+
+
+def _share(part: int, whole: int) -> float:
+    return round(part / whole, 4) if whole else 0.0
+
+
+def _percentile(sorted_values: list[float], fraction: float) -> float:
+    """Nearest-rank percentile of an already sorted list."""
+    rank = max(0, min(len(sorted_values) - 1, round(fraction * len(sorted_values)) - 1))
+    return sorted_values[rank]

@@ -1,0 +1,93 @@
+"""What the index knows about each category: the words that name it.
+
+A category is searched through two fields:
+- its *name*: its own English name, plus aliases from the reference data
+  beside the taxonomy files (Shopify's translated names, so non-English
+  listings match; for Google, the names of the Shopify categories mapped to
+  it, which are often more specific than Google's own);
+- its *path*: the names of its ancestors, which place it but say less.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from shared.taxonomy.files import (
+    GOOGLE,
+    SHOPIFY_LOCALIZED_DIR,
+    SHOPIFY_TO_GOOGLE_FILE,
+    parse_shopify_lines,
+)
+from shared.taxonomy.models import PATH_SEPARATOR, Category, Taxonomy
+from shared.taxonomy.text import terms
+
+# The category's own English name counts more than any alias.
+OWN_NAME_WEIGHT = 2.0
+ALIAS_WEIGHT = 1.0
+
+
+@dataclass(frozen=True)
+class CategoryDocument:
+    name: dict[str, float]
+    path: dict[str, float]
+
+
+def source_files(taxonomy_dir: Path) -> list[Path]:
+    """The optional reference files that add aliases, in a stable order."""
+    localized = sorted((taxonomy_dir / SHOPIFY_LOCALIZED_DIR).glob("categories.*.txt.gz"))
+    mapping = taxonomy_dir / SHOPIFY_TO_GOOGLE_FILE
+    return localized + ([mapping] if mapping.is_file() else [])
+
+
+def build_documents(taxonomy: Taxonomy, taxonomy_dir: Path) -> list[CategoryDocument]:
+    """One document per category, in the taxonomy's order."""
+    aliases = _aliases(taxonomy, taxonomy_dir)
+    return [
+        CategoryDocument(
+            name=_name_field(category, aliases.get(category.id, ())),
+            path={term: 1.0 for term in terms(" ".join(category.tags[:-1]))},
+        )
+        for category in taxonomy.categories.values()
+    ]
+
+
+def _name_field(category: Category, aliases: list[str] | tuple) -> dict[str, float]:
+    field: dict[str, float] = {term: ALIAS_WEIGHT for alias in aliases for term in terms(alias)}
+    field.update({term: OWN_NAME_WEIGHT for term in terms(category.name)})
+    return field
+
+
+def _aliases(taxonomy: Taxonomy, taxonomy_dir: Path) -> dict[str, list[str]]:
+    """Other names of each category id: translations and, for Google, mapped Shopify names."""
+    shopify_names = _shopify_localized_names(taxonomy_dir)
+    if taxonomy.name != GOOGLE:
+        return shopify_names
+    aliases: dict[str, list[str]] = defaultdict(list)
+    for shopify_id, google_id, shopify_path in _shopify_to_google(taxonomy_dir):
+        aliases[google_id].append(shopify_path.rsplit(PATH_SEPARATOR, 1)[-1])
+        aliases[google_id].extend(shopify_names.get(shopify_id, ()))
+    return aliases
+
+
+def _shopify_localized_names(taxonomy_dir: Path) -> dict[str, list[str]]:
+    names: dict[str, list[str]] = defaultdict(list)
+    for path in sorted((taxonomy_dir / SHOPIFY_LOCALIZED_DIR).glob("categories.*.txt.gz")):
+        with gzip.open(path, "rt", encoding="utf-8") as lines:
+            for handle, localized_path in parse_shopify_lines(lines.read()):
+                names[handle].append(localized_path.rsplit(PATH_SEPARATOR, 1)[-1])
+    return names
+
+
+def _shopify_to_google(taxonomy_dir: Path) -> list[tuple[str, str, str]]:
+    path = taxonomy_dir / SHOPIFY_TO_GOOGLE_FILE
+    if not path.is_file():
+        return []
+    with path.open(encoding="utf-8", newline="") as rows:
+        return [
+            (row["shopify_id"], row["google_id"], row["shopify_path"])
+            for row in csv.DictReader(rows, delimiter="\t")
+        ]

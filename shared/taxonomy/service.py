@@ -1,0 +1,75 @@
+"""Load a taxonomy and its candidate index by name, building or reusing the cache."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+
+from shared.taxonomy import cache
+from shared.taxonomy.bm25 import BM25
+from shared.taxonomy.documents import build_documents, source_files
+from shared.taxonomy.errors import UnknownTaxonomy
+from shared.taxonomy.files import (
+    GOOGLE,
+    GOOGLE_FILE,
+    SHOPIFY,
+    SHOPIFY_FILE,
+    parse_google,
+    parse_shopify,
+    read_text,
+)
+from shared.taxonomy.models import Taxonomy
+from shared.taxonomy.search import CandidateIndex
+
+logger = logging.getLogger(__name__)
+
+TAXONOMY_FILES = {GOOGLE: GOOGLE_FILE, SHOPIFY: SHOPIFY_FILE}
+PARSERS = {GOOGLE: parse_google, SHOPIFY: parse_shopify}
+# Bump whenever what goes into the index changes, so old caches are ignored.
+INDEX_FORMAT = "1"
+
+
+def taxonomy_file(taxonomy_dir: Path, name: str) -> Path:
+    if name not in TAXONOMY_FILES:
+        raise UnknownTaxonomy(name, tuple(TAXONOMY_FILES))
+    return taxonomy_dir / TAXONOMY_FILES[name]
+
+
+def load_taxonomy(taxonomy_dir: Path, name: str) -> Taxonomy:
+    path = taxonomy_file(taxonomy_dir, name)
+    return PARSERS[name](read_text(path), path)
+
+
+def load_index(taxonomy_dir: Path, name: str, cache_dir: Path) -> CandidateIndex:
+    """The candidate index of a taxonomy, from the cache when its files are unchanged."""
+    taxonomy = load_taxonomy(taxonomy_dir, name)
+    inputs = [taxonomy_file(taxonomy_dir, name), *source_files(taxonomy_dir)]
+    key = cache.content_key(inputs, INDEX_FORMAT)
+    cache_path = cache_dir / f"{name.lower()}-{key[:24]}.npz"
+    arrays = cache.read(cache_path)
+    if arrays is None:
+        logger.info("Building the %s index (no cache at %s)", name, cache_path)
+        arrays = build_arrays(taxonomy, taxonomy_dir)
+        cache.write(cache_path, arrays)
+    return index_from_arrays(taxonomy, arrays)
+
+
+def build_arrays(taxonomy: Taxonomy, taxonomy_dir: Path) -> dict[str, np.ndarray]:
+    documents = build_documents(taxonomy, taxonomy_dir)
+    return {
+        **BM25.build([doc.name for doc in documents]).to_arrays("names_"),
+        **BM25.build([doc.path for doc in documents]).to_arrays("paths_"),
+    }
+
+
+def index_from_arrays(taxonomy: Taxonomy, arrays: dict[str, np.ndarray]) -> CandidateIndex:
+    categories = list(taxonomy.categories.values())
+    return CandidateIndex(
+        taxonomy=taxonomy,
+        ids=[category.id for category in categories],
+        leaf_mask=np.array([category.is_leaf for category in categories], dtype=bool),
+        names=BM25.from_arrays(arrays, "names_"),
+        paths=BM25.from_arrays(arrays, "paths_"),
+    )
