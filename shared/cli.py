@@ -11,6 +11,10 @@ import importlib
 import sys
 
 COMMAND_MODULES = (
+    "api.serve",
+    "worker.cli",
+    "shared.accounts.cli",
+    "shared.credits.cli",
     "shared.evaluation.cli",
 )
 

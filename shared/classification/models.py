@@ -62,3 +62,22 @@ class ClassificationResult:
             "categoryTags": category.tags if category else [],
             "confidenceLevel": self.confidence,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What the worker tells the front: an HTTP status and what goes with it.
+
+    It travels as JSON between processes, hence `to_dict` / `from_dict`.
+    """
+
+    status: int
+    body: dict | None = None
+    retry_after: float | None = None
+
+    def to_dict(self) -> dict:
+        return {"status": self.status, "body": self.body, "retryAfter": self.retry_after}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Outcome":
+        return cls(status=data["status"], body=data.get("body"), retry_after=data.get("retryAfter"))

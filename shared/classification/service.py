@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Mapping
 
+from shared.ai.errors import AIRateLimited
 from shared.ai.models import Selector
+from shared.ai.service import build_selector
 from shared.classification.models import (
     CONFIDENCE_AI,
     CONFIDENCE_FALLBACK,
     CONFIDENCE_NONE,
+    TAXONOMY_NAMES,
     ClassificationRequest,
     ClassificationResult,
+    Outcome,
 )
+from shared.credits import service as credits
+from shared.db.session import Database
+from shared.settings import Settings
 from shared.taxonomy.search import CandidateIndex
+from shared.taxonomy.service import load_index
+
+logger = logging.getLogger(__name__)
 
 
 class Classifier:
@@ -52,3 +63,39 @@ class Classifier:
                 candidates[0].category, CONFIDENCE_FALLBACK, candidates, **tokens
             )
         return ClassificationResult(None, CONFIDENCE_NONE, candidates, **tokens)
+
+
+def build_classifier(settings: Settings) -> Classifier:
+    """Load both taxonomies' indexes (from the on-disk cache when it is current)."""
+    taxonomy_dir = settings.require_taxonomy_dir()
+    indexes = {
+        name: load_index(taxonomy_dir, name, settings.index_cache_dir())
+        for name in TAXONOMY_NAMES
+    }
+    return Classifier(indexes, build_selector(settings), settings.candidate_count)
+
+
+def classify_and_settle(
+    classifier: Classifier,
+    database: Database,
+    request: ClassificationRequest,
+    reservation_id: str,
+) -> Outcome:
+    """Classify, then consume the reserved credit, or refund it if nothing was done."""
+    try:
+        result = classifier.classify(request)
+    except AIRateLimited as exc:
+        _refund(database, reservation_id)
+        return Outcome(status=429, retry_after=exc.retry_after)
+    except Exception:
+        logger.exception("classification failed (reservation %s)", reservation_id)
+        _refund(database, reservation_id)
+        return Outcome(status=500)
+    with database.session() as session:
+        credits.consume(session, reservation_id)
+    return Outcome(status=200, body=result.to_response())
+
+
+def _refund(database: Database, reservation_id: str) -> None:
+    with database.session() as session:
+        credits.refund(session, reservation_id)

@@ -1,0 +1,64 @@
+"""The Starlette front: routes, the lifespan that opens what they share, error handling."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.routing import Route
+
+from api import errors
+from api.context import ApiContext
+from api.routes.classify import categorize
+from api.routes.health import healthz, readyz
+from shared.classification.models import TAXONOMY_NAMES
+from shared.db.session import Database
+from shared.ratelimit.accounts import InProcessAccountLimiter, RedisAccountLimiter
+from shared.settings import Settings
+from shared.taxonomy.service import load_taxonomy
+from worker.replies import InProcessReplies, RedisReplies, make_replies
+
+logger = logging.getLogger(__name__)
+
+
+def taxonomy_versions(settings: Settings) -> dict[str, str]:
+    taxonomy_dir = settings.require_taxonomy_dir()
+    return {name: load_taxonomy(taxonomy_dir, name).version for name in TAXONOMY_NAMES}
+
+
+def build_context(
+    settings: Settings, replies: RedisReplies | InProcessReplies | None = None
+) -> ApiContext:
+    redis_url = settings.shared_redis_url
+    return ApiContext(
+        settings=settings,
+        database=Database(settings.database_url),
+        limiter=RedisAccountLimiter(redis_url) if redis_url else InProcessAccountLimiter(),
+        replies=replies or make_replies(redis_url),
+        taxonomy_versions=taxonomy_versions(settings),
+    )
+
+
+async def _internal_error(_request: Request, exc: Exception):
+    logger.error("unhandled error: %s", type(exc).__name__, exc_info=exc)
+    return errors.internal_error()
+
+
+def create_app(context: ApiContext) -> Starlette:
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette):
+        app.state.context = context
+        yield
+        await context.close()
+
+    return Starlette(
+        routes=[
+            Route("/api/v1/products/categorize", categorize, methods=["POST"]),
+            Route("/healthz", healthz),
+            Route("/readyz", readyz),
+        ],
+        exception_handlers={Exception: _internal_error},
+        lifespan=lifespan,
+    )

@@ -1,0 +1,27 @@
+"""Reading a request body without ever holding more than the allowed size."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+async def read_capped_body(request: Request, max_bytes: int) -> bytes:
+    """The body, or BodyTooLarge as soon as it is known to exceed `max_bytes`.
+
+    A declared Content-Length decides before anything is read; a body sent
+    without one (chunked) is cut off once the limit is crossed.
+    """
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
+        raise BodyTooLarge()
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > max_bytes:
+            raise BodyTooLarge()
+        chunks.append(chunk)
+    return b"".join(chunks)

@@ -1,0 +1,33 @@
+"""What the front holds for its lifetime: settings, database, limiter, reply channel."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shared.accounts.service import RateLimits
+from shared.db.session import Database
+from shared.ratelimit.accounts import InProcessAccountLimiter, RedisAccountLimiter
+from shared.settings import Settings
+from worker.replies import InProcessReplies, RedisReplies
+
+
+@dataclass
+class ApiContext:
+    settings: Settings
+    database: Database
+    limiter: RedisAccountLimiter | InProcessAccountLimiter
+    replies: RedisReplies | InProcessReplies
+    taxonomy_versions: dict[str, str]
+
+    @property
+    def default_limits(self) -> RateLimits:
+        return RateLimits(
+            per_minute=self.settings.default_per_minute,
+            per_hour=self.settings.default_per_hour,
+            per_day=self.settings.default_per_day,
+        )
+
+    async def close(self) -> None:
+        await self.limiter.close()
+        await self.replies.close()
+        self.database.dispose()

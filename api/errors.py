@@ -1,0 +1,43 @@
+"""The plain-text error answers of the contract (section 7), word for word."""
+
+from __future__ import annotations
+
+from starlette.responses import PlainTextResponse
+
+from shared.ratelimit.accounts import retry_after_header
+
+BAD_JSON = "Bad JSON format."
+UNAUTHORIZED = "Cannot find account for this API key."
+INSUFFICIENT_CREDITS = "Insufficient credits."
+TOO_LARGE = "Request entity too large."
+RATE_LIMITED = "Rate limit exceeded."
+INTERNAL_ERROR = "An internal server error occurred. Please try again later."
+
+
+def plain(status: int, message: str, headers: dict | None = None) -> PlainTextResponse:
+    # PlainTextResponse sends `text/plain; charset=utf-8`, as every non-200 must be.
+    return PlainTextResponse(message, status_code=status, headers=headers)
+
+
+def bad_request(message: str) -> PlainTextResponse:
+    return plain(400, message)
+
+
+def unauthorized() -> PlainTextResponse:
+    return plain(401, UNAUTHORIZED)
+
+
+def insufficient_credits() -> PlainTextResponse:
+    return plain(403, INSUFFICIENT_CREDITS)
+
+
+def too_large() -> PlainTextResponse:
+    return plain(413, TOO_LARGE)
+
+
+def rate_limited(wait_seconds: float) -> PlainTextResponse:
+    return plain(429, RATE_LIMITED, {"Retry-After": retry_after_header(wait_seconds)})
+
+
+def internal_error() -> PlainTextResponse:
+    return plain(500, INTERNAL_ERROR)

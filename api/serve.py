@@ -1,0 +1,55 @@
+"""`taxonomist serve`: the front, and in the embedded mode the worker too."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import uvicorn
+
+from shared.settings import ConfigurationError, Settings
+from shared.taxonomy.errors import TaxonomyError
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("serve", help="run the service")
+    parser.add_argument("--host", default=DEFAULT_HOST)
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT)
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        app = build_app(Settings.from_environ())
+    except (ConfigurationError, TaxonomyError) as exc:
+        print(f"taxonomist serve: {exc}", file=sys.stderr)
+        return 2
+    uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+    return 0
+
+
+def build_app(settings: Settings):
+    from api.app import build_context, create_app
+    from shared.db.migrate import open_database
+
+    open_database(settings.database_url).dispose()
+    replies = None
+    if settings.embedded:
+        replies = _start_embedded_worker(settings)
+    return create_app(build_context(settings, replies))
+
+
+def _start_embedded_worker(settings: Settings):
+    from worker import runtime
+    from worker.celery_app import app as celery_app
+    from worker.embedded import start_embedded_worker
+    from worker.replies import InProcessReplies
+
+    replies = InProcessReplies()
+    runtime.install(runtime.WorkerRuntime.build(settings, replies))
+    start_embedded_worker(celery_app)
+    return replies

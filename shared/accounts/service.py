@@ -1,0 +1,167 @@
+"""Creating accounts, issuing and revoking keys, and authenticating requests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from shared.accounts.errors import (
+    AccountExists,
+    AccountNotFound,
+    InvalidApiKey,
+    KeyLimitReached,
+    KeyNotFound,
+)
+from shared.accounts.keys import display_prefix, generate_key, hash_key, looks_like_key
+from shared.accounts.models import Account, ApiKey
+from shared.db.base import utcnow
+
+MAX_ACTIVE_KEYS = 3
+MAX_KEY_NAME_LENGTH = 100
+
+
+@dataclass(frozen=True, slots=True)
+class IssuedKey:
+    """A key as created: the only moment its full value exists outside the client."""
+
+    id: int
+    name: str
+    prefix: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimits:
+    per_minute: int
+    per_hour: int
+    per_day: int
+
+
+def normalise_email(email: str) -> str:
+    return email.strip().lower()
+
+
+def create_account(
+    session: Session,
+    email: str,
+    *,
+    per_minute: int | None = None,
+    per_hour: int | None = None,
+    per_day: int | None = None,
+    password_hash: str | None = None,
+) -> Account:
+    account = Account(
+        email=normalise_email(email),
+        per_minute=per_minute,
+        per_hour=per_hour,
+        per_day=per_day,
+        password_hash=password_hash,
+    )
+    session.add(account)
+    try:
+        session.flush()
+    except IntegrityError as exc:
+        raise AccountExists(f"An account with the email {account.email} exists already.") from exc
+    return account
+
+
+def get_account(session: Session, email: str) -> Account:
+    account = session.scalar(select(Account).where(Account.email == normalise_email(email)))
+    if account is None:
+        raise AccountNotFound(f"No account with the email {normalise_email(email)}.")
+    return account
+
+
+def rate_limits(account: Account, defaults: RateLimits) -> RateLimits:
+    return RateLimits(
+        per_minute=account.per_minute or defaults.per_minute,
+        per_hour=account.per_hour or defaults.per_hour,
+        per_day=account.per_day or defaults.per_day,
+    )
+
+
+def active_keys(session: Session, account_id: int) -> list[ApiKey]:
+    return list(
+        session.scalars(
+            select(ApiKey)
+            .where(ApiKey.account_id == account_id, ApiKey.deleted_at.is_(None))
+            .order_by(ApiKey.created_at, ApiKey.id)
+        )
+    )
+
+
+def create_key(session: Session, account: Account, name: str, support_email: str) -> IssuedKey:
+    name = name.strip()
+    if not name or len(name) > MAX_KEY_NAME_LENGTH:
+        raise ValueError(f"A key name is 1 to {MAX_KEY_NAME_LENGTH} characters.")
+    _lock_account(session, account.id)
+    if len(active_keys(session, account.id)) >= MAX_ACTIVE_KEYS:
+        raise KeyLimitReached(
+            f"An account may hold at most {MAX_ACTIVE_KEYS} active API keys. "
+            f"Delete one, or ask {support_email} for more."
+        )
+    value = generate_key()
+    key = ApiKey(
+        account_id=account.id, name=name, prefix=display_prefix(value), key_hash=hash_key(value)
+    )
+    session.add(key)
+    session.flush()
+    return IssuedKey(id=key.id, name=key.name, prefix=key.prefix, value=value)
+
+
+def delete_key(session: Session, account: Account, prefix_or_id: str) -> ApiKey:
+    """Revoke a key; it is refused by every process from the moment this commits."""
+    condition = (
+        ApiKey.id == int(prefix_or_id) if prefix_or_id.isdigit() else ApiKey.prefix == prefix_or_id
+    )
+    matches = list(
+        session.scalars(
+            select(ApiKey).where(
+                ApiKey.account_id == account.id, ApiKey.deleted_at.is_(None), condition
+            )
+        )
+    )
+    if len(matches) != 1:
+        raise KeyNotFound(
+            f"No single active key {prefix_or_id!r} on {account.email}"
+            + (" (the prefix matches several keys)." if matches else ".")
+        )
+    key = matches[0]
+    key.deleted_at = utcnow()
+    return key
+
+
+def authenticate(session: Session, authorization: str | None) -> tuple[Account, ApiKey]:
+    """The account behind an `Authorization: Bearer <key>` header, or InvalidApiKey.
+
+    The database is asked every time: no cache may keep a deleted key alive.
+    """
+    scheme, _, token = (authorization or "").partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not looks_like_key(token):
+        raise InvalidApiKey()
+    row = session.execute(
+        select(Account, ApiKey)
+        .join(ApiKey, ApiKey.account_id == Account.id)
+        .where(ApiKey.key_hash == hash_key(token), ApiKey.deleted_at.is_(None))
+    ).first()
+    if row is None:
+        raise InvalidApiKey()
+    return row[0], row[1]
+
+
+def touch_key(session: Session, key_id: int, when: datetime | None = None) -> None:
+    session.execute(
+        update(ApiKey).where(ApiKey.id == key_id).values(last_used_at=when or utcnow())
+    )
+
+
+def _lock_account(session: Session, account_id: int) -> None:
+    # A no-op write takes the row lock on PostgreSQL and the write lock on
+    # SQLite, so that concurrent key creations are counted one after another.
+    session.execute(update(Account).where(Account.id == account_id).values(id=Account.id))
+

@@ -1,0 +1,60 @@
+"""Engines and sessions for SQLite (embedded default) and PostgreSQL alike."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator
+
+from sqlalchemy import create_engine, event
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+SQLITE_BUSY_TIMEOUT_SECONDS = 30
+POOL_SIZE = 20
+POOL_MAX_OVERFLOW = 20
+
+
+def _normalise_url(url: str) -> str:
+    # Users paste the URLs their hosting gives; psycopg 3 is the driver we ship.
+    for prefix in ("postgres://", "postgresql://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix):]
+    return url
+
+
+def make_engine(url: str) -> Engine:
+    url = _normalise_url(url)
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS})
+        event.listen(engine, "connect", _configure_sqlite)
+        return engine
+    return create_engine(
+        url, pool_size=POOL_SIZE, max_overflow=POOL_MAX_OVERFLOW, pool_pre_ping=True
+    )
+
+
+def _configure_sqlite(dbapi_connection, _record) -> None:
+    cursor = dbapi_connection.cursor()
+    # WAL lets the admin commands read and write while `serve` runs on the same file.
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+class Database:
+    """One engine and its session factory, shared by a process."""
+
+    def __init__(self, url: str) -> None:
+        self.url = _normalise_url(url)
+        self.engine = make_engine(url)
+        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """A session whose transaction commits on success and rolls back on error."""
+        with self._sessions() as session, session.begin():
+            yield session
+
+    def dispose(self) -> None:
+        self.engine.dispose()

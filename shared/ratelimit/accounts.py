@@ -1,0 +1,100 @@
+"""Each account's own request limits, in rolling windows (minute, hour, day).
+
+The Redis limiter is shared by every API process; the in-process one serves
+the embedded mode. Both keep a log of request times and answer, for a
+request over a limit, how long until the oldest request that blocks it ages
+out of its window. A refused request is not logged, so a 429 costs nothing.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import threading
+import time
+import uuid
+
+import redis.asyncio as aioredis
+
+from shared.accounts.service import RateLimits
+
+MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
+KEY_PREFIX = "taxonomist:ratelimit:account:"
+
+# KEYS[1]: the account's log (sorted set of request times in ms).
+# ARGV: now_ms, member, then (limit, window_ms) for each window.
+_SLIDING_LOG = """
+local key = KEYS[1]
+local now = tonumber(ARGV[1])
+local longest = 0
+for i = 3, #ARGV, 2 do longest = math.max(longest, tonumber(ARGV[i + 1])) end
+redis.call('ZREMRANGEBYSCORE', key, '-inf', now - longest)
+local wait = 0
+for i = 3, #ARGV, 2 do
+  local limit, window = tonumber(ARGV[i]), tonumber(ARGV[i + 1])
+  local count = redis.call('ZCOUNT', key, '(' .. (now - window), '+inf')
+  if count >= limit then
+    local blocking = redis.call('ZRANGEBYSCORE', key, '(' .. (now - window), '+inf',
+                                'WITHSCORES', 'LIMIT', count - limit, 1)
+    wait = math.max(wait, tonumber(blocking[2]) + window - now)
+  end
+end
+if wait > 0 then return wait end
+redis.call('ZADD', key, now, ARGV[2])
+redis.call('PEXPIRE', key, longest)
+return 0
+"""
+
+
+def _windows(limits: RateLimits) -> list[tuple[int, float]]:
+    return [(limits.per_minute, MINUTE), (limits.per_hour, HOUR), (limits.per_day, DAY)]
+
+
+def retry_after_header(wait_seconds: float) -> str:
+    """An integer of at least one second, as the contract promises."""
+    return str(max(1, math.ceil(wait_seconds)))
+
+
+class RedisAccountLimiter:
+    def __init__(self, url: str) -> None:
+        self._redis = aioredis.from_url(url)
+        self._script = self._redis.register_script(_SLIDING_LOG)
+
+    async def hit(self, account_id: int, limits: RateLimits) -> float | None:
+        """Log a request; None when allowed, else the seconds to wait."""
+        args: list = [int(time.time() * 1000), uuid.uuid4().hex]
+        for limit, window in _windows(limits):
+            args += [limit, int(window * 1000)]
+        wait_ms = await self._script(keys=[f"{KEY_PREFIX}{account_id}"], args=args)
+        return int(wait_ms) / 1000 if int(wait_ms) > 0 else None
+
+    async def close(self) -> None:
+        await self._redis.aclose()
+
+
+class InProcessAccountLimiter:
+    def __init__(self) -> None:
+        self._logs: dict[int, list[float]] = {}
+        self._lock = threading.Lock()
+
+    async def hit(self, account_id: int, limits: RateLimits) -> float | None:
+        now = time.monotonic()
+        with self._lock:
+            log = self._logs.setdefault(account_id, [])
+            del log[: bisect.bisect_right(log, now - DAY)]
+            wait = max(self._wait(log, now, limit, window) for limit, window in _windows(limits))
+            if wait > 0:
+                return wait
+            log.append(now)
+            return None
+
+    @staticmethod
+    def _wait(log: list[float], now: float, limit: int, window: float) -> float:
+        first_in_window = bisect.bisect_right(log, now - window)
+        count = len(log) - first_in_window
+        if count < limit:
+            return 0.0
+        return log[first_in_window + count - limit] + window - now
+
+    async def close(self) -> None:
+        return None

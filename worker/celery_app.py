@@ -1,0 +1,36 @@
+"""The Celery application (`celery -A worker.celery_app worker` finds it here).
+
+Its broker comes from CELERY_BROKER_URL; with none, an in-memory broker
+serves the embedded mode, where the worker runs inside `taxonomist serve`.
+"""
+
+from __future__ import annotations
+
+from celery import Celery
+
+from shared.settings import Settings
+
+INTERACTIVE_QUEUE = "interactive"
+EMBEDDED_BROKER_URL = "memory://"
+
+
+def make_celery(settings: Settings) -> Celery:
+    app = Celery("taxonomist", include=["worker.tasks"])
+    app.conf.update(
+        broker_url=settings.celery_broker_url or EMBEDDED_BROKER_URL,
+        broker_connection_retry_on_startup=True,
+        task_default_queue=INTERACTIVE_QUEUE,
+        task_serializer="json",
+        accept_content=["json"],
+        # Outcomes travel through worker.replies, not through a result backend.
+        task_ignore_result=True,
+        worker_prefetch_multiplier=1,
+        worker_hijack_root_logger=False,
+        # Flower shows tasks from these events.
+        worker_send_task_events=True,
+        task_send_sent_event=True,
+    )
+    return app
+
+
+app = make_celery(Settings.from_environ())

@@ -1,0 +1,29 @@
+"""`taxonomist worker`: a Celery worker for the production mode."""
+
+from __future__ import annotations
+
+import argparse
+
+from worker.celery_app import INTERACTIVE_QUEUE
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "worker",
+        help="run a Celery worker (same as `celery -A worker.celery_app worker`)",
+    )
+    parser.add_argument("--concurrency", "-c", type=int, default=None, help="pool processes")
+    parser.add_argument("--queues", "-Q", default=INTERACTIVE_QUEUE, help="comma-separated queues")
+    parser.add_argument("--loglevel", "-l", default="INFO")
+    parser.add_argument("celery_args", nargs=argparse.REMAINDER, help="passed on to Celery")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from worker.celery_app import app
+
+    argv = ["worker", "--loglevel", args.loglevel, "--queues", args.queues]
+    if args.concurrency:
+        argv += ["--concurrency", str(args.concurrency)]
+    app.worker_main(argv + args.celery_args)
+    return 0
