@@ -18,6 +18,7 @@ from shared.classification.models import (
     Outcome,
 )
 from shared.credits import service as credits
+from shared.credits.models import NOTE_FOUND, NOTE_NOT_FOUND
 from shared.db.session import Database
 from shared.settings import Settings
 from shared.taxonomy.search import CandidateIndex
@@ -92,7 +93,9 @@ def classify_and_settle(
         _refund(database, reservation_id)
         return Outcome(status=500)
     with database.session() as session:
-        credits.consume(session, reservation_id)
+        credits.consume(
+            session, reservation_id, NOTE_FOUND if result.category else NOTE_NOT_FOUND
+        )
     return Outcome(status=200, body=result.to_response())
 
 

@@ -23,6 +23,10 @@ ENTRY_RESERVE = "reserve"
 ENTRY_CONSUME = "consume"
 ENTRY_REFUND = "refund"
 
+# What a consumed credit bought, in the note of its ledger entry.
+NOTE_FOUND = "found"
+NOTE_NOT_FOUND = "not found"
+
 
 class CreditBalance(Base):
     __tablename__ = "credit_balances"

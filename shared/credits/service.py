@@ -165,9 +165,12 @@ def reserve(session: Session, account_id: int, count: int = 1) -> list[str]:
     return ids
 
 
-def consume(session: Session, reservation_id: str) -> bool:
-    """Mark the work as done and paid. False if the reservation had ended already."""
-    return _settle(session, reservation_id, STATUS_CONSUMED)
+def consume(session: Session, reservation_id: str, note: str | None = None) -> bool:
+    """Mark the work as done and paid. False if the reservation had ended already.
+
+    `note` says what the work gave (NOTE_FOUND or NOTE_NOT_FOUND), for usage reports.
+    """
+    return _settle(session, reservation_id, STATUS_CONSUMED, note)
 
 
 def refund(session: Session, reservation_id: str) -> bool:
@@ -175,7 +178,7 @@ def refund(session: Session, reservation_id: str) -> bool:
     return _settle(session, reservation_id, STATUS_REFUNDED)
 
 
-def _settle(session: Session, reservation_id: str, status: str) -> bool:
+def _settle(session: Session, reservation_id: str, status: str, note: str | None = None) -> bool:
     account_id = session.scalar(
         select(CreditReservation.account_id).where(CreditReservation.id == reservation_id)
     )
@@ -193,7 +196,9 @@ def _settle(session: Session, reservation_id: str, status: str) -> bool:
     reservation = session.get(CreditReservation, reservation_id, populate_existing=True)
     if status == STATUS_CONSUMED:
         session.add(
-            LedgerEntry(account_id=account_id, kind=ENTRY_CONSUME, reservation_id=reservation_id)
+            LedgerEntry(
+                account_id=account_id, kind=ENTRY_CONSUME, reservation_id=reservation_id, note=note
+            )
         )
         return True
     monthly_delta, topup_delta = 0, 0
