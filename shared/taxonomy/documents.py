@@ -6,6 +6,8 @@ A category is searched through two fields:
   listings match; for Google, the names of the Shopify categories mapped to
   it, which are often more specific than Google's own);
 - its *path*: the names of its ancestors, which place it but say less.
+Its own English name alone is also kept, to measure how much of it a query
+covers, and, with its parent's name, as the text it is embedded from.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ ALIAS_WEIGHT = 1.0
 class CategoryDocument:
     name: dict[str, float]
     path: dict[str, float]
+    own_name: dict[str, float]
+    embedding_text: str
 
 
 def source_files(taxonomy_dir: Path) -> list[Path]:
@@ -50,6 +54,8 @@ def build_documents(taxonomy: Taxonomy, taxonomy_dir: Path) -> list[CategoryDocu
         CategoryDocument(
             name=_name_field(category, aliases.get(category.id, ())),
             path={term: 1.0 for term in terms(" ".join(category.tags[:-1]))},
+            own_name={term: 1.0 for term in terms(category.name)},
+            embedding_text=" ".join(category.tags[-2:][::-1]),
         )
         for category in taxonomy.categories.values()
     ]

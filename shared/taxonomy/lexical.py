@@ -1,12 +1,17 @@
-"""Okapi BM25 over a fixed set of documents, as flat numpy arrays.
+"""Lexical matching: inverted files of weighted terms, as flat numpy arrays.
 
-Documents are bags of weighted terms. The index is an inverted file: for each
-term, the documents containing it and the term's BM25 weight there, both
-precomputed, so a query is one `bincount` over the postings of its terms.
+For each term, the documents containing it and a precomputed weight there,
+so scoring a query is one `bincount` over the postings of its terms. Two
+weightings are built:
+- BM25 (Okapi), the relevance of a document to the query terms;
+- name coverage: the share of a category name's information (IDF mass) that
+  the query contains. BM25 alone ranks "Water Polo Balls" above "Polos" for a
+  polo shirt; coverage prefers the name the product fully matches.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass
 from typing import Mapping, Sequence
@@ -18,7 +23,7 @@ B = 0.75
 
 
 @dataclass(frozen=True)
-class BM25:
+class TermIndex:
     vocabulary: dict[str, int]
     # Postings of term t are doc_ids[offsets[t]:offsets[t + 1]] and weights[...].
     offsets: np.ndarray
@@ -26,33 +31,8 @@ class BM25:
     weights: np.ndarray
     document_count: int
 
-    @classmethod
-    def build(cls, documents: Sequence[Mapping[str, float]]) -> "BM25":
-        """Index documents given as {term: term frequency} (frequencies may be weighted)."""
-        lengths = np.array([sum(doc.values()) for doc in documents], dtype=np.float64)
-        average_length = max(float(lengths.mean()), 1e-9) if len(documents) else 1.0
-        document_frequency = Counter(term for doc in documents for term in doc)
-        vocabulary = {term: index for index, term in enumerate(sorted(document_frequency))}
-        postings: list[list[tuple[int, float]]] = [[] for _ in vocabulary]
-        n = len(documents)
-        for doc_id, doc in enumerate(documents):
-            norm = K1 * (1 - B + B * lengths[doc_id] / average_length)
-            for term, frequency in doc.items():
-                idf = np.log(1 + (n - document_frequency[term] + 0.5) / (document_frequency[term] + 0.5))
-                postings[vocabulary[term]].append((doc_id, idf * frequency * (K1 + 1) / (frequency + norm)))
-        offsets = np.zeros(len(vocabulary) + 1, dtype=np.int64)
-        offsets[1:] = np.cumsum([len(p) for p in postings])
-        flat = [pair for p in postings for pair in p]
-        return cls(
-            vocabulary=vocabulary,
-            offsets=offsets,
-            doc_ids=np.array([d for d, _ in flat], dtype=np.int32),
-            weights=np.array([w for _, w in flat], dtype=np.float32),
-            document_count=n,
-        )
-
     def scores(self, query: Mapping[str, float]) -> np.ndarray:
-        """BM25 score of every document for a query {term: weight}."""
+        """Sum over query terms of query weight x posting weight, for every document."""
         ids, weights = [], []
         for term, query_weight in query.items():
             index = self.vocabulary.get(term)
@@ -77,7 +57,7 @@ class BM25:
         }
 
     @classmethod
-    def from_arrays(cls, arrays: Mapping[str, np.ndarray], prefix: str) -> "BM25":
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray], prefix: str) -> "TermIndex":
         vocabulary = arrays[f"{prefix}vocabulary"].tolist()
         return cls(
             vocabulary={term: index for index, term in enumerate(vocabulary)},
@@ -86,3 +66,49 @@ class BM25:
             weights=arrays[f"{prefix}weights"],
             document_count=int(arrays[f"{prefix}document_count"]),
         )
+
+
+def bm25_index(documents: Sequence[Mapping[str, float]]) -> TermIndex:
+    """Index documents given as {term: term frequency} (frequencies may be weighted)."""
+    lengths = [sum(doc.values()) for doc in documents]
+    average_length = max(sum(lengths) / len(lengths), 1e-9) if documents else 1.0
+    idf = _idf(documents)
+
+    def weigh(doc_id: int, term: str, frequency: float) -> float:
+        norm = K1 * (1 - B + B * lengths[doc_id] / average_length)
+        return idf[term] * frequency * (K1 + 1) / (frequency + norm)
+
+    return _build(documents, weigh)
+
+
+def coverage_index(documents: Sequence[Mapping[str, float]]) -> TermIndex:
+    """Weights such that a query holding every term of a document scores 1 on it."""
+    idf = _idf(documents)
+    totals = [sum(idf[term] for term in doc) or 1.0 for doc in documents]
+    return _build(documents, lambda doc_id, term, _: idf[term] / totals[doc_id])
+
+
+def _idf(documents: Sequence[Mapping[str, float]]) -> dict[str, float]:
+    n = len(documents)
+    frequency = Counter(term for doc in documents for term in doc)
+    return {term: math.log(1 + (n - f + 0.5) / (f + 0.5)) for term, f in frequency.items()}
+
+
+def _build(documents: Sequence[Mapping[str, float]], weigh) -> TermIndex:
+    vocabulary = {
+        term: index for index, term in enumerate(sorted({t for doc in documents for t in doc}))
+    }
+    postings: list[list[tuple[int, float]]] = [[] for _ in vocabulary]
+    for doc_id, doc in enumerate(documents):
+        for term, frequency in doc.items():
+            postings[vocabulary[term]].append((doc_id, weigh(doc_id, term, frequency)))
+    offsets = np.zeros(len(vocabulary) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([len(p) for p in postings])
+    flat = [pair for p in postings for pair in p]
+    return TermIndex(
+        vocabulary=vocabulary,
+        offsets=offsets,
+        doc_ids=np.array([d for d, _ in flat], dtype=np.int32),
+        weights=np.array([w for _, w in flat], dtype=np.float32),
+        document_count=len(documents),
+    )

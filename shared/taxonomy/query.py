@@ -13,7 +13,7 @@ from shared.taxonomy.text import terms
 
 TITLE_WEIGHT = 1.0
 DESCRIPTION_WEIGHT = 0.3
-DESCRIPTION_MAX_TERMS = 40
+DESCRIPTION_MAX_TERMS = 100
 
 
 def split_listing(product: str) -> tuple[str, str]:

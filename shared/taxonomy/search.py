@@ -1,5 +1,11 @@
 """Candidate generation: the categories whose names best match a product.
 
+A category's raw score fuses three signals (weights measured on the dev set,
+see docs/classification.md):
+- BM25 of the query against its name field, plus a smaller part against its
+  ancestors' names;
+- how much of its own name the query covers;
+- cosine similarity of the title's static embedding and the category's.
 `CandidateIndex` is read-only once built, so threads may share it.
 """
 
@@ -9,16 +15,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from shared.taxonomy.bm25 import BM25
+from shared.taxonomy.embeddings import StaticEmbedder
+from shared.taxonomy.lexical import TermIndex
 from shared.taxonomy.models import Candidate, Taxonomy
-from shared.taxonomy.query import query_terms
+from shared.taxonomy.query import query_terms, split_listing
+from shared.taxonomy.text import clean
 
 DEFAULT_LIMIT = 15
-NAME_FIELD_WEIGHT = 1.0
-PATH_FIELD_WEIGHT = 0.5
-# Raw scores map to [0, 1] as s / (s + SCORE_HALF_POINT): a raw score of this
-# size, roughly two good term matches, reads as 0.5.
-SCORE_HALF_POINT = 10.0
+NAME_WEIGHT = 1.0
+PATH_WEIGHT = 0.25
+COVERAGE_WEIGHT = 10.0
+EMBEDDING_WEIGHT = 10.0
+# Raw scores map to [0, 1] as s / (s + SCORE_HALF_POINT), so a raw score of
+# this size (a full name match and a good BM25 score) reads as 0.5.
+SCORE_HALF_POINT = 20.0
 
 
 @dataclass(frozen=True)
@@ -26,13 +36,21 @@ class CandidateIndex:
     taxonomy: Taxonomy
     ids: list[str]
     leaf_mask: np.ndarray
-    names: BM25
-    paths: BM25
+    names: TermIndex
+    paths: TermIndex
+    coverage: TermIndex
+    vectors: np.ndarray
+    embedder: StaticEmbedder
 
     def raw_scores(self, product: str) -> np.ndarray:
         query = query_terms(product)
-        return NAME_FIELD_WEIGHT * self.names.scores(query) + PATH_FIELD_WEIGHT * self.paths.scores(
-            query
+        present = {term: 1.0 for term in query}
+        title_vector = self.embedder.embed([clean(split_listing(product)[0])])[0]
+        return (
+            NAME_WEIGHT * self.names.scores(query)
+            + PATH_WEIGHT * self.paths.scores(query)
+            + COVERAGE_WEIGHT * np.minimum(self.coverage.scores(present), 1.0)
+            + EMBEDDING_WEIGHT * np.maximum(self.vectors @ title_vector, 0.0)
         )
 
     def candidates(
@@ -42,17 +60,16 @@ class CandidateIndex:
         scores = self.raw_scores(product)
         if leafs_only:
             scores = np.where(self.leaf_mask, scores, -np.inf)
-        order = _top(scores, limit)
         categories = self.taxonomy.categories
         return [
             Candidate(categories[self.ids[i]], _relevance(float(scores[i])))
-            for i in order
+            for i in _top(scores, limit)
             if scores[i] > 0
         ]
 
 
 def _top(scores: np.ndarray, limit: int) -> np.ndarray:
-    """Indices of the `limit` highest scores, highest first, ties by index (stable)."""
+    """Indices of the `limit` highest scores, highest first, ties by position."""
     limit = min(limit, len(scores))
     if limit <= 0:
         return np.array([], dtype=np.int64)

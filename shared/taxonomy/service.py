@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 
 from shared.taxonomy import cache
-from shared.taxonomy.bm25 import BM25
 from shared.taxonomy.documents import build_documents, source_files
+from shared.taxonomy.embeddings import shared_embedder
 from shared.taxonomy.errors import UnknownTaxonomy
 from shared.taxonomy.files import (
     GOOGLE,
@@ -20,6 +20,7 @@ from shared.taxonomy.files import (
     parse_shopify,
     read_text,
 )
+from shared.taxonomy.lexical import TermIndex, bm25_index, coverage_index
 from shared.taxonomy.models import Taxonomy
 from shared.taxonomy.search import CandidateIndex
 
@@ -28,7 +29,7 @@ logger = logging.getLogger(__name__)
 TAXONOMY_FILES = {GOOGLE: GOOGLE_FILE, SHOPIFY: SHOPIFY_FILE}
 PARSERS = {GOOGLE: parse_google, SHOPIFY: parse_shopify}
 # Bump whenever what goes into the index changes, so old caches are ignored.
-INDEX_FORMAT = "1"
+INDEX_FORMAT = "2"
 
 
 def taxonomy_file(taxonomy_dir: Path, name: str) -> Path:
@@ -59,8 +60,10 @@ def load_index(taxonomy_dir: Path, name: str, cache_dir: Path) -> CandidateIndex
 def build_arrays(taxonomy: Taxonomy, taxonomy_dir: Path) -> dict[str, np.ndarray]:
     documents = build_documents(taxonomy, taxonomy_dir)
     return {
-        **BM25.build([doc.name for doc in documents]).to_arrays("names_"),
-        **BM25.build([doc.path for doc in documents]).to_arrays("paths_"),
+        **bm25_index([doc.name for doc in documents]).to_arrays("names_"),
+        **bm25_index([doc.path for doc in documents]).to_arrays("paths_"),
+        **coverage_index([doc.own_name for doc in documents]).to_arrays("coverage_"),
+        "vectors": shared_embedder().embed([doc.embedding_text for doc in documents]),
     }
 
 
@@ -70,6 +73,9 @@ def index_from_arrays(taxonomy: Taxonomy, arrays: dict[str, np.ndarray]) -> Cand
         taxonomy=taxonomy,
         ids=[category.id for category in categories],
         leaf_mask=np.array([category.is_leaf for category in categories], dtype=bool),
-        names=BM25.from_arrays(arrays, "names_"),
-        paths=BM25.from_arrays(arrays, "paths_"),
+        names=TermIndex.from_arrays(arrays, "names_"),
+        paths=TermIndex.from_arrays(arrays, "paths_"),
+        coverage=TermIndex.from_arrays(arrays, "coverage_"),
+        vectors=arrays["vectors"],
+        embedder=shared_embedder(),
     )
