@@ -16,6 +16,7 @@ COMMAND_MODULES = (
     "shared.accounts.cli",
     "shared.credits.cli",
     "shared.evaluation.cli",
+    "shared.ai.fake_upstream",
 )
 
 

@@ -1,0 +1,271 @@
+"""The AI selector for any OpenAI-compatible Chat Completions endpoint.
+
+Each call to the endpoint first takes its cost from the AI bucket (one
+request, the prompt's estimated tokens plus the answer's maximum), so the
+whole fleet stays under the provider's limits; the usage the provider
+reports corrects the estimate.
+
+Retries have one owner, tenacity, and a bounded total time per `select`:
+
+    timeout, connection error, 5xx   exponential backoff with jitter
+    429                              the bucket is paused for the wait the
+                                     provider asked (Retry-After), for every
+                                     worker; the next attempt waits it out
+                                     in the bucket, or gives up at once
+    400 "response_format" rejected   not a retry: the same attempt steps
+                                     down to json_object, then plain, and
+                                     the selector keeps that mode
+    other 4xx                        no retry
+
+What `select` raises (shared.ai.errors):
+
+    AIError
+    ├── AIRateLimited   the wait for capacity (our bucket or the provider's
+    │                   Retry-After) is longer than max_wait, or the last
+    │                   attempt was answered 429; carries retry_after
+    └── AIUnavailable   the last attempt timed out, failed to connect or got
+                        a 5xx; or the endpoint refused the request (4xx)
+
+An answer that is null, not a candidate, or unreadable is not an error: it
+is Decision(category_id=None), and it is not retried.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Sequence
+
+import openai
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    stop_before_delay,
+    wait_exponential_jitter,
+)
+
+from shared.ai.errors import AIUnavailable, AIRateLimited
+from shared.ai.models import Decision
+from shared.ai.prompt import (
+    FALLBACK,
+    MAX_ANSWER_TOKENS,
+    ResponseMode,
+    build_messages,
+    estimate_prompt_tokens,
+    parse_answer,
+    response_format,
+)
+from shared.ai.retry_after import retry_after_seconds
+from shared.ratelimit.ai_bucket import AIBucket, make_ai_bucket
+from shared.settings import ConfigurationError, Settings
+from shared.taxonomy.models import Candidate
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_ATTEMPTS = 3
+# Below the default CLASSIFY_TIMEOUT_SECONDS (30 s), so that a synchronous
+# request gets our answer, even a failure, before its own deadline.
+DEFAULT_TOTAL_SECONDS = 25.0
+DEFAULT_BACKOFF_INITIAL_SECONDS = 0.5
+DEFAULT_BACKOFF_MAX_SECONDS = 8.0
+# When a 429 names no wait at all.
+DEFAULT_RATE_LIMIT_PAUSE_SECONDS = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    attempts: int = DEFAULT_ATTEMPTS
+    total_seconds: float = DEFAULT_TOTAL_SECONDS
+    backoff_initial_seconds: float = DEFAULT_BACKOFF_INITIAL_SECONDS
+    backoff_max_seconds: float = DEFAULT_BACKOFF_MAX_SECONDS
+
+
+class _Transient(Exception):
+    """A failure worth another attempt."""
+
+
+class _UpstreamRateLimited(_Transient):
+    def __init__(self, retry_after: float) -> None:
+        super().__init__(f"upstream AI answered 429, retry after {retry_after:.2f}s")
+        self.retry_after = retry_after
+
+
+class _FormatRejected(Exception):
+    """The endpoint does not support the response_format we sent."""
+
+
+def _rejects_response_format(exc: openai.BadRequestError) -> bool:
+    message = str(exc).lower()
+    return any(word in message for word in ("response_format", "json_schema", "json_object"))
+
+
+class OpenAISelector:
+    """Implements shared.ai.models.Selector; build one per process and keep it."""
+
+    def __init__(
+        self,
+        client: openai.OpenAI,
+        model: str,
+        bucket: AIBucket,
+        *,
+        timeout_seconds: float,
+        max_wait_seconds: float,
+        retry: RetryPolicy = RetryPolicy(),
+    ) -> None:
+        self.client = client
+        self.model = model
+        self.bucket = bucket
+        self.timeout_seconds = timeout_seconds
+        self.max_wait_seconds = max_wait_seconds
+        self.retry = retry
+        # Learned from the endpoint's 400s; only ever moves down FALLBACK.
+        self.response_mode = ResponseMode.JSON_SCHEMA
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: Settings,
+        bucket: AIBucket | None = None,
+        max_wait_seconds: float | None = None,
+        retry: RetryPolicy = RetryPolicy(),
+    ) -> "OpenAISelector":
+        """`max_wait_seconds` defaults to AI_MAX_WAIT_SECONDS, the synchronous
+        requests' bound; bulk callers pass a longer one."""
+        api_key = str(settings.openai_api_key)
+        if not api_key:
+            raise ConfigurationError("OPENAI_API_KEY is not set (AI_PROVIDER=openai needs it).")
+        # max_retries=0: tenacity here is the only retry layer.
+        client = openai.OpenAI(
+            api_key=api_key,
+            base_url=settings.openai_base_url or None,
+            timeout=settings.ai_timeout_seconds,
+            max_retries=0,
+        )
+        return cls(
+            client,
+            settings.ai_model,
+            bucket if bucket is not None else make_ai_bucket(settings),
+            timeout_seconds=settings.ai_timeout_seconds,
+            max_wait_seconds=(
+                settings.ai_max_wait_seconds if max_wait_seconds is None else max_wait_seconds
+            ),
+            retry=retry,
+        )
+
+    def select(
+        self,
+        product: str,
+        candidates: Sequence[Candidate],
+        custom_instructions: str | None,
+    ) -> Decision:
+        if not candidates:
+            return Decision(category_id=None)
+        messages = build_messages(product, candidates, custom_instructions)
+        deadline = time.monotonic() + self.retry.total_seconds
+        retrying = Retrying(
+            retry=retry_if_exception_type(_Transient),
+            wait=self._wait,
+            stop=stop_after_attempt(self.retry.attempts)
+            | stop_before_delay(self.retry.total_seconds),
+            before_sleep=self._log_retry,
+            reraise=True,
+        )
+        try:
+            return retrying(self._attempt, messages, candidates, deadline)
+        except _UpstreamRateLimited as exc:
+            raise AIRateLimited(retry_after=exc.retry_after) from exc
+        except _Transient as exc:
+            raise AIUnavailable(f"upstream AI failed after retries: {exc}") from exc
+
+    def _wait(self, retry_state: RetryCallState) -> float:
+        # After a 429 the bucket is paused: the next attempt waits there,
+        # bounded by max_wait, together with every other worker.
+        if isinstance(retry_state.outcome.exception(), _UpstreamRateLimited):
+            return 0.0
+        backoff = wait_exponential_jitter(
+            initial=self.retry.backoff_initial_seconds,
+            max=self.retry.backoff_max_seconds,
+            jitter=self.retry.backoff_initial_seconds,
+        )
+        return backoff(retry_state)
+
+    @staticmethod
+    def _log_retry(retry_state: RetryCallState) -> None:
+        logger.warning(
+            "upstream AI attempt %d failed (%s); retrying in %.2fs",
+            retry_state.attempt_number,
+            retry_state.outcome.exception(),
+            retry_state.upcoming_sleep,
+        )
+
+    def _attempt(
+        self, messages: list[dict[str, str]], candidates: Sequence[Candidate], deadline: float
+    ) -> Decision:
+        """One attempt; steps down the response modes the endpoint rejects."""
+        while True:  # bounded: each pass moves down FALLBACK, which ends
+            mode = self.response_mode
+            try:
+                return self._send(messages, candidates, mode, deadline)
+            except _FormatRejected:
+                self.response_mode = FALLBACK[mode]
+                logger.info(
+                    "upstream AI rejects response_format %s; using %s from now on",
+                    mode.value,
+                    self.response_mode.value,
+                )
+
+    def _send(
+        self,
+        messages: list[dict[str, str]],
+        candidates: Sequence[Candidate],
+        mode: ResponseMode,
+        deadline: float,
+    ) -> Decision:
+        estimated = estimate_prompt_tokens(messages) + MAX_ANSWER_TOKENS
+        remaining = deadline - time.monotonic()
+        self.bucket.acquire(estimated, max_wait=max(0.0, min(self.max_wait_seconds, remaining)))
+        timeout = min(self.timeout_seconds, deadline - time.monotonic())
+        if timeout <= 0:
+            raise _Transient("time budget spent before the call")
+        extra = {}
+        format_argument = response_format(mode, candidates)
+        if format_argument is not None:
+            extra["response_format"] = format_argument
+        try:
+            completion = self.client.chat.completions.create(
+                model=self.model,
+                messages=messages,
+                temperature=0,
+                max_tokens=MAX_ANSWER_TOKENS,
+                timeout=timeout,
+                **extra,
+            )
+        except openai.RateLimitError as exc:
+            retry_after = retry_after_seconds(exc.response.headers)
+            if retry_after is None:
+                retry_after = DEFAULT_RATE_LIMIT_PAUSE_SECONDS
+            self.bucket.pause(retry_after)
+            raise _UpstreamRateLimited(retry_after) from exc
+        except openai.BadRequestError as exc:
+            if mode in FALLBACK and _rejects_response_format(exc):
+                raise _FormatRejected() from exc
+            raise AIUnavailable(f"upstream AI refused the request ({exc.status_code})") from exc
+        except (openai.APIConnectionError, openai.InternalServerError) as exc:
+            # APITimeoutError is an APIConnectionError.
+            raise _Transient(type(exc).__name__) from exc
+        except openai.APIStatusError as exc:
+            raise AIUnavailable(f"upstream AI refused the request ({exc.status_code})") from exc
+        usage = completion.usage
+        prompt_tokens = usage.prompt_tokens if usage else 0
+        completion_tokens = usage.completion_tokens if usage else 0
+        if usage:
+            self.bucket.settle(estimated, prompt_tokens + completion_tokens)
+        content = completion.choices[0].message.content if completion.choices else None
+        return Decision(
+            category_id=parse_answer(content, candidates),
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+        )
