@@ -35,7 +35,11 @@ def build_context(
     return ApiContext(
         settings=settings,
         database=Database(settings.database_url),
-        limiter=RedisAccountLimiter(redis_url) if redis_url else InProcessAccountLimiter(),
+        limiter=(
+            RedisAccountLimiter(redis_url, settings.redis_namespace)
+            if redis_url
+            else InProcessAccountLimiter()
+        ),
         replies=replies or make_replies(redis_url),
         taxonomy_versions=taxonomy_versions(settings),
     )

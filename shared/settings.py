@@ -30,6 +30,7 @@ DEFAULT_RESERVATION_TTL_SECONDS = 15 * 60
 DEFAULT_AI_REQUESTS_PER_MINUTE = 500
 DEFAULT_AI_TOKENS_PER_MINUTE = 200_000
 DEFAULT_AI_MAX_WAIT_SECONDS = 5.0
+DEFAULT_REDIS_NAMESPACE = "taxonomist"
 
 AI_PROVIDERS = ("local", "openai")
 
@@ -44,6 +45,8 @@ class Settings:
     # Empty broker URL means the embedded mode: in-memory broker, worker in-process.
     celery_broker_url: str = ""
     redis_url: str = ""
+    # Prefix of every Redis key and Celery queue: deployments can share a Redis.
+    redis_namespace: str = DEFAULT_REDIS_NAMESPACE
     taxonomy_dir: Path | None = None
     cache_dir: Path | None = None
     ai_provider: str = "local"
@@ -92,6 +95,7 @@ class Settings:
                 database_url=config("DATABASE_URL", default=DEFAULT_DATABASE_URL),
                 celery_broker_url=config("CELERY_BROKER_URL", default=""),
                 redis_url=config("REDIS_URL", default=""),
+                redis_namespace=config("REDIS_NAMESPACE", default=DEFAULT_REDIS_NAMESPACE),
                 taxonomy_dir=Path(taxonomy_dir) if taxonomy_dir else None,
                 cache_dir=Path(cache_dir) if cache_dir else None,
                 ai_provider=config("AI_PROVIDER", default="local"),

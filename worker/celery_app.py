@@ -19,6 +19,7 @@ def make_celery(settings: Settings) -> Celery:
     app.conf.update(
         broker_url=settings.celery_broker_url or EMBEDDED_BROKER_URL,
         broker_connection_retry_on_startup=True,
+        broker_transport_options={"global_keyprefix": f"{settings.redis_namespace}:"},
         task_default_queue=INTERACTIVE_QUEUE,
         task_serializer="json",
         accept_content=["json"],

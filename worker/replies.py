@@ -15,12 +15,11 @@ import uuid
 import redis
 import redis.asyncio as aioredis
 
-REPLY_KEY_PREFIX = "taxonomist:reply:"
 REPLY_TTL_SECONDS = 120
 
 
-def new_reply_key() -> str:
-    return REPLY_KEY_PREFIX + uuid.uuid4().hex
+def new_reply_key(namespace: str) -> str:
+    return f"{namespace}:reply:{uuid.uuid4().hex}"
 
 
 class RedisReplies:

@@ -50,7 +50,7 @@ async def categorize(request: Request) -> Response:
         reservation_id = await run_in_threadpool(_reserve, context, account.id, key.id)
     except InsufficientCredits:
         return errors.insufficient_credits()
-    outcome = await _run(context, classification, reservation_id)
+    outcome = await run_classification(context, classification, reservation_id)
     return _respond(outcome)
 
 
@@ -71,7 +71,7 @@ def _refund(context: ApiContext, reservation_id: str) -> None:
         credits.refund(session, reservation_id)
 
 
-async def _run(
+async def run_classification(
     context: ApiContext, classification: ClassificationRequest, reservation_id: str
 ) -> Outcome:
     """Send the work to the interactive queue and await its outcome.
@@ -81,7 +81,7 @@ async def _run(
     cannot consume it any more.
     """
     timeout = context.settings.classify_timeout_seconds
-    reply_key = new_reply_key()
+    reply_key = new_reply_key(context.settings.redis_namespace)
     context.replies.expect(reply_key)
     try:
         await run_in_threadpool(

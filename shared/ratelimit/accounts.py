@@ -19,7 +19,6 @@ import redis.asyncio as aioredis
 from shared.accounts.service import RateLimits
 
 MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
-KEY_PREFIX = "taxonomist:ratelimit:account:"
 
 # KEYS[1]: the account's log (sorted set of request times in ms).
 # ARGV: now_ms, member, then (limit, window_ms) for each window.
@@ -56,8 +55,9 @@ def retry_after_header(wait_seconds: float) -> str:
 
 
 class RedisAccountLimiter:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, namespace: str) -> None:
         self._redis = aioredis.from_url(url)
+        self._key_prefix = f"{namespace}:ratelimit:account:"
         self._script = self._redis.register_script(_SLIDING_LOG)
 
     async def hit(self, account_id: int, limits: RateLimits) -> float | None:
@@ -65,7 +65,7 @@ class RedisAccountLimiter:
         args: list = [int(time.time() * 1000), uuid.uuid4().hex]
         for limit, window in _windows(limits):
             args += [limit, int(window * 1000)]
-        wait_ms = await self._script(keys=[f"{KEY_PREFIX}{account_id}"], args=args)
+        wait_ms = await self._script(keys=[f"{self._key_prefix}{account_id}"], args=args)
         return int(wait_ms) / 1000 if int(wait_ms) > 0 else None
 
     async def close(self) -> None:
