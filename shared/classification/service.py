@@ -96,7 +96,14 @@ def classify_and_settle(
         credits.consume(
             session, reservation_id, NOTE_FOUND if result.category else NOTE_NOT_FOUND
         )
-    return Outcome(status=200, body=result.to_response())
+    return Outcome(
+        status=200,
+        body=result.to_response(),
+        candidates=[
+            {"id": c.category.id, "path": c.category.path, "score": c.score}
+            for c in result.candidates
+        ],
+    )
 
 
 def _refund(database: Database, reservation_id: str) -> None:
