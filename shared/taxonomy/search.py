@@ -43,7 +43,10 @@ class CandidateIndex:
     embedder: StaticEmbedder
 
     def raw_scores(self, product: str) -> np.ndarray:
+        """Fused scores of every category; all zero when the text has no word to match."""
         query = query_terms(product)
+        if not query:
+            return np.zeros(len(self.ids), dtype=np.float32)
         present = {term: 1.0 for term in query}
         title_vector = self.embedder.embed([clean(split_listing(product)[0])])[0]
         return (
@@ -56,15 +59,20 @@ class CandidateIndex:
     def candidates(
         self, product: str, *, limit: int = DEFAULT_LIMIT, leafs_only: bool = False
     ) -> list[Candidate]:
-        """Up to `limit` categories, best first, each scored in [0, 1]."""
+        """`limit` categories (leaves only if asked), best first, each scored in [0, 1].
+
+        None when the text holds no word at all (only numbers or symbols).
+        """
         scores = self.raw_scores(product)
+        if not scores.any():
+            return []
         if leafs_only:
             scores = np.where(self.leaf_mask, scores, -np.inf)
         categories = self.taxonomy.categories
         return [
             Candidate(categories[self.ids[i]], _relevance(float(scores[i])))
             for i in _top(scores, limit)
-            if scores[i] > 0
+            if np.isfinite(scores[i])
         ]
 
 

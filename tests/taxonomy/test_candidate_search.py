@@ -1,0 +1,50 @@
+from concurrent.futures import ThreadPoolExecutor
+
+PILLOW = "Velvet Throw Pillow 18x18\nA soft decorative pillow for the sofa, &quot;navy&quot; cover, SKU TP-1818"
+
+
+def test_scores_are_in_unit_interval_and_sorted(google_index):
+    candidates = google_index.candidates(PILLOW, limit=5)
+    scores = [c.score for c in candidates]
+    assert len(candidates) == 5
+    assert all(0.0 <= s <= 1.0 for s in scores)
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_best_candidate_matches_the_title(google_index, shopify_index):
+    assert google_index.candidates(PILLOW)[0].category.name == "Throw Pillows"
+    assert shopify_index.candidates("Kids bicycle helmet, adjustable")[0].category.id == "sg-1-2"
+
+
+def test_leafs_only_still_returns_limit_leaves(shopify_index):
+    # 8 of the fixture's 9 leaves, fewer than its 18 categories.
+    candidates = shopify_index.candidates(PILLOW, limit=8, leafs_only=True)
+    assert len(candidates) == 8
+    assert all(c.category.is_leaf for c in candidates)
+    assert any(not c.category.is_leaf for c in shopify_index.candidates(PILLOW, limit=8))
+
+
+def test_limit_is_respected(google_index):
+    assert len(google_index.candidates(PILLOW, limit=3)) == 3
+
+
+def test_results_are_deterministic(google_index):
+    first = google_index.candidates(PILLOW)
+    assert all(google_index.candidates(PILLOW) == first for _ in range(3))
+
+
+def test_translated_names_match_non_english_listings(google_index, shopify_index):
+    # "Floreros" is only in the Spanish file; Google gets it through the Shopify mapping.
+    assert shopify_index.candidates("Florero de cerámica blanco")[0].category.id == "hg-1-2"
+    assert google_index.candidates("Florero de cerámica blanco")[0].category.id == "13"
+
+
+def test_text_without_any_word_gives_no_candidates(google_index):
+    assert google_index.candidates("12345 &amp; 678") == []
+
+
+def test_threads_share_an_index(google_index):
+    expected = google_index.candidates(PILLOW)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda _: google_index.candidates(PILLOW), range(20)))
+    assert all(result == expected for result in results)
