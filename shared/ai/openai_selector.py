@@ -121,6 +121,11 @@ class OpenAISelector:
         self.timeout_seconds = timeout_seconds
         self.max_wait_seconds = max_wait_seconds
         self.retry = retry
+        self._backoff = wait_exponential_jitter(
+            multiplier=retry.backoff_initial_seconds,
+            max=retry.backoff_max_seconds,
+            jitter=retry.backoff_initial_seconds,
+        )
         # Learned from the endpoint's 400s; only ever moves down FALLBACK.
         self.response_mode = ResponseMode.JSON_SCHEMA
 
@@ -185,12 +190,7 @@ class OpenAISelector:
         # bounded by max_wait, together with every other worker.
         if isinstance(retry_state.outcome.exception(), _UpstreamRateLimited):
             return 0.0
-        backoff = wait_exponential_jitter(
-            initial=self.retry.backoff_initial_seconds,
-            max=self.retry.backoff_max_seconds,
-            jitter=self.retry.backoff_initial_seconds,
-        )
-        return backoff(retry_state)
+        return self._backoff(retry_state)
 
     @staticmethod
     def _log_retry(retry_state: RetryCallState) -> None:
