@@ -1,0 +1,85 @@
+"""Real processes on loopback for the tests: `taxonomist serve`, `taxonomist worker`."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+STARTUP_TIMEOUT_SECONDS = 180
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Process:
+    """A `taxonomist` subprocess whose output goes to a log file."""
+
+    def __init__(self, args: list[str], env: dict[str, str], log_path: Path) -> None:
+        self.args = args
+        self.env = env
+        self.log_path = log_path
+        self._log = open(log_path, "wb")
+        self.popen = subprocess.Popen(
+            [sys.executable, "-m", "shared.cli", *args],
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.popen.poll() is None:
+            os.killpg(self.popen.pid, sig)
+            try:
+                self.popen.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.popen.pid, signal.SIGKILL)
+                self.popen.wait(timeout=10)
+        self._log.close()
+
+
+class Service(Process):
+    """`taxonomist serve` on a free port, ready when /healthz answers."""
+
+    def __init__(self, env: dict[str, str], log_path: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        super().__init__(["serve", "--host", "127.0.0.1", "--port", str(self.port)], env, log_path)
+        self.wait_healthy()
+
+    def wait_healthy(self) -> None:
+        deadline = time.monotonic() + STARTUP_TIMEOUT_SECONDS
+        while time.monotonic() < deadline:
+            if self.popen.poll() is not None:
+                raise RuntimeError(f"serve exited early:\n{self.log()}")
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"serve did not become healthy:\n{self.log()}")
+
+
+def run_cli(args: list[str], env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "shared.cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
