@@ -43,10 +43,14 @@ class CandidateIndex:
     embedder: StaticEmbedder
 
     def raw_scores(self, product: str) -> np.ndarray:
-        """Fused scores of every category; all zero when the text has no word to match."""
-        query = query_terms(product)
-        if not query:
+        """Fused scores of every category; all zero when the text has no letter at all.
+
+        Text in scripts the lexical side does not read (Hebrew, Thai, ...) is
+        still scored by its embedding.
+        """
+        if not any(char.isalpha() for char in clean(product)):
             return np.zeros(len(self.ids), dtype=np.float32)
+        query = query_terms(product)
         present = {term: 1.0 for term in query}
         title_vector = self.embedder.embed([clean(split_listing(product)[0])])[0]
         return (
@@ -61,7 +65,7 @@ class CandidateIndex:
     ) -> list[Candidate]:
         """`limit` categories (leaves only if asked), best first, each scored in [0, 1].
 
-        None when the text holds no word at all (only numbers or symbols).
+        None when the text holds no letter at all (only numbers or symbols).
         """
         scores = self.raw_scores(product)
         if not scores.any():

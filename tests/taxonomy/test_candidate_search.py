@@ -39,7 +39,7 @@ def test_translated_names_match_non_english_listings(google_index, shopify_index
     assert google_index.candidates("Florero de cerámica blanco")[0].category.id == "13"
 
 
-def test_text_without_any_word_gives_no_candidates(google_index):
+def test_text_without_any_letter_gives_no_candidates(google_index):
     assert google_index.candidates("12345 &amp; 678") == []
 
 
@@ -48,3 +48,7 @@ def test_threads_share_an_index(google_index):
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(lambda _: google_index.candidates(PILLOW), range(20)))
     assert all(result == expected for result in results)
+
+
+def test_text_in_an_unread_script_still_gets_candidates(google_index):
+    assert len(google_index.candidates("לוח שבועי", limit=4)) == 4
