@@ -11,6 +11,7 @@ from starlette.routing import Route
 
 from api import errors
 from api.context import ApiContext
+from api.dashboard.routes import dashboard_mount
 from api.routes.classify import categorize
 from api.routes.health import healthz, readyz
 from shared.classification.models import TAXONOMY_NAMES
@@ -62,6 +63,7 @@ def create_app(context: ApiContext) -> Starlette:
             Route("/api/v1/products/categorize", categorize, methods=["POST"]),
             Route("/healthz", healthz),
             Route("/readyz", readyz),
+            dashboard_mount(context.settings),
         ],
         exception_handlers={Exception: _internal_error},
         lifespan=lifespan,
