@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 
@@ -14,6 +15,8 @@ from api.context import ApiContext
 from api.dashboard.routes import dashboard_mount
 from api.routes.classify import categorize
 from api.routes.health import healthz, readyz
+from api.routes.jobs import ROUTES as JOB_ROUTES
+from api.sweeper import sweep_forever
 from shared.classification.models import TAXONOMY_NAMES
 from shared.db.session import Database
 from shared.ratelimit.accounts import InProcessAccountLimiter, RedisAccountLimiter
@@ -55,12 +58,15 @@ def create_app(context: ApiContext) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):
         app.state.context = context
+        sweeper = asyncio.create_task(sweep_forever(context))
         yield
+        sweeper.cancel()
         await context.close()
 
     return Starlette(
         routes=[
             Route("/api/v1/products/categorize", categorize, methods=["POST"]),
+            *JOB_ROUTES,
             Route("/healthz", healthz),
             Route("/readyz", readyz),
             dashboard_mount(context.settings),

@@ -92,7 +92,7 @@ class Customer:
 def make_customer(
     database_url: str, *, monthly: int = 100, topup: int = 0, **limits: int
 ) -> Customer:
-    database = Database(database_url)
+    database = open_database(database_url)
     try:
         with database.session() as session:
             account = accounts.create_account(
