@@ -15,6 +15,7 @@ COMMAND_MODULES = (
     "worker.cli",
     "shared.accounts.cli",
     "shared.credits.cli",
+    "shared.jobs.cli",
     "shared.taxonomy.fetch",
     "shared.evaluation.cli",
     "shared.ai.fake_upstream",

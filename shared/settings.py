@@ -31,6 +31,15 @@ DEFAULT_AI_REQUESTS_PER_MINUTE = 500
 DEFAULT_AI_TOKENS_PER_MINUTE = 200_000
 DEFAULT_AI_MAX_WAIT_SECONDS = 5.0
 DEFAULT_REDIS_NAMESPACE = "taxonomist"
+# Bulk jobs (shared/jobs): see docs/bulk-jobs.md.
+DEFAULT_MAX_JOB_ITEMS = 100_000
+DEFAULT_JOB_MAX_BODY_BYTES = 64 * 1024 * 1024
+DEFAULT_JOB_RETENTION_DAYS = 30
+DEFAULT_JOB_CHUNK_SIZE = 50
+DEFAULT_JOB_CHUNKS_IN_FLIGHT = 4
+DEFAULT_JOB_STALE_SECONDS = 300
+DEFAULT_JOB_SWEEP_INTERVAL_SECONDS = 60
+DEFAULT_JOB_DEADLINE_SECONDS = 24 * 3600
 
 AI_PROVIDERS = ("local", "openai")
 
@@ -68,6 +77,14 @@ class Settings:
     default_per_day: int = DEFAULT_PER_DAY
     default_monthly_credits: int = DEFAULT_MONTHLY_CREDITS
     secret_key: Secret = field(default_factory=lambda: Secret(""))
+    max_job_items: int = DEFAULT_MAX_JOB_ITEMS
+    job_max_body_bytes: int = DEFAULT_JOB_MAX_BODY_BYTES
+    job_retention_days: int = DEFAULT_JOB_RETENTION_DAYS
+    job_chunk_size: int = DEFAULT_JOB_CHUNK_SIZE
+    job_chunks_in_flight: int = DEFAULT_JOB_CHUNKS_IN_FLIGHT
+    job_stale_seconds: int = DEFAULT_JOB_STALE_SECONDS
+    job_sweep_interval_seconds: int = DEFAULT_JOB_SWEEP_INTERVAL_SECONDS
+    job_deadline_seconds: int = DEFAULT_JOB_DEADLINE_SECONDS
 
     @property
     def embedded(self) -> bool:
@@ -133,6 +150,26 @@ class Settings:
                     "DEFAULT_MONTHLY_CREDITS", cast=int, default=DEFAULT_MONTHLY_CREDITS
                 ),
                 secret_key=config("SECRET_KEY", cast=Secret, default=""),
+                max_job_items=config("MAX_JOB_ITEMS", cast=int, default=DEFAULT_MAX_JOB_ITEMS),
+                job_max_body_bytes=config(
+                    "JOB_MAX_BODY_BYTES", cast=int, default=DEFAULT_JOB_MAX_BODY_BYTES
+                ),
+                job_retention_days=config(
+                    "JOB_RETENTION_DAYS", cast=int, default=DEFAULT_JOB_RETENTION_DAYS
+                ),
+                job_chunk_size=config("JOB_CHUNK_SIZE", cast=int, default=DEFAULT_JOB_CHUNK_SIZE),
+                job_chunks_in_flight=config(
+                    "JOB_CHUNKS_IN_FLIGHT", cast=int, default=DEFAULT_JOB_CHUNKS_IN_FLIGHT
+                ),
+                job_stale_seconds=config(
+                    "JOB_STALE_SECONDS", cast=int, default=DEFAULT_JOB_STALE_SECONDS
+                ),
+                job_sweep_interval_seconds=config(
+                    "JOB_SWEEP_INTERVAL_SECONDS", cast=int, default=DEFAULT_JOB_SWEEP_INTERVAL_SECONDS
+                ),
+                job_deadline_seconds=config(
+                    "JOB_DEADLINE_SECONDS", cast=int, default=DEFAULT_JOB_DEADLINE_SECONDS
+                ),
             )
         except ValueError as exc:
             raise ConfigurationError(str(exc)) from exc

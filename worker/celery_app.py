@@ -15,7 +15,7 @@ EMBEDDED_BROKER_URL = "memory://"
 
 
 def make_celery(settings: Settings) -> Celery:
-    app = Celery("taxonomist", include=["worker.tasks"])
+    app = Celery("taxonomist", include=["worker.tasks", "worker.bulk"])
     app.conf.update(
         broker_url=settings.celery_broker_url or EMBEDDED_BROKER_URL,
         broker_connection_retry_on_startup=True,

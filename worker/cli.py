@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from worker.bulk import BULK_QUEUE
 from worker.celery_app import INTERACTIVE_QUEUE
 
 
@@ -13,7 +14,12 @@ def register(subparsers) -> None:
         help="run a Celery worker (same as `celery -A worker.celery_app worker`)",
     )
     parser.add_argument("--concurrency", "-c", type=int, default=None, help="pool processes")
-    parser.add_argument("--queues", "-Q", default=INTERACTIVE_QUEUE, help="comma-separated queues")
+    parser.add_argument(
+        "--queues",
+        "-Q",
+        default=f"{INTERACTIVE_QUEUE},{BULK_QUEUE}",
+        help="comma-separated queues (a dedicated interactive worker: -Q interactive)",
+    )
     parser.add_argument("--loglevel", "-l", default="INFO")
     parser.add_argument("celery_args", nargs=argparse.REMAINDER, help="passed on to Celery")
     parser.set_defaults(func=run)

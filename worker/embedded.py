@@ -7,6 +7,7 @@ import threading
 from celery import Celery
 from celery.worker import WorkController
 
+from worker.bulk import BULK_QUEUE
 from worker.celery_app import INTERACTIVE_QUEUE
 
 EMBEDDED_WORKER_THREADS = 2
@@ -17,7 +18,7 @@ def start_embedded_worker(app: Celery, threads: int = EMBEDDED_WORKER_THREADS) -
         app=app,
         pool="threads",
         concurrency=threads,
-        queues=[INTERACTIVE_QUEUE],
+        queues=[INTERACTIVE_QUEUE, BULK_QUEUE],
         loglevel="WARNING",
         # One process, nobody to talk to: no heartbeats, no cluster chatter.
         without_heartbeat=True,

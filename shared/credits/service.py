@@ -251,3 +251,76 @@ def refund_stale(session: Session, older_than: timedelta) -> int:
         )
     ).all()
     return sum(refund(session, reservation_id) for reservation_id in stale)
+
+
+@dataclass(frozen=True, slots=True)
+class BulkHold:
+    """Credits held at once for many pieces of work (a bulk job), by source.
+
+    Unlike `reserve`, no row per credit: the caller keeps the hold and ends
+    each credit exactly once itself, through an idempotent status change of
+    the piece of work, in the same transaction as `consume_held` or
+    `refund_held`.
+    """
+
+    monthly: int
+    topup: int
+    renews_at: datetime
+
+
+def hold(session: Session, account_id: int, count: int, note: str) -> BulkHold:
+    """Hold `count` credits, monthly ones first, in one ledger entry; all or none."""
+    balance = _locked_balance(session, account_id)
+    if balance.total < count:
+        raise InsufficientCredits("Insufficient credits.")
+    from_monthly = min(balance.monthly, count)
+    from_topup = count - from_monthly
+    balance.monthly -= from_monthly
+    balance.topup -= from_topup
+    session.add(
+        LedgerEntry(
+            account_id=account_id,
+            kind=ENTRY_RESERVE,
+            monthly_delta=-from_monthly,
+            topup_delta=-from_topup,
+            note=note,
+        )
+    )
+    return BulkHold(monthly=from_monthly, topup=from_topup, renews_at=balance.renews_at)
+
+
+def consume_held(session: Session, account_id: int, notes: list[str]) -> None:
+    """Record held credits as spent, one consume entry each (NOTE_FOUND / NOTE_NOT_FOUND).
+
+    The balance does not move: `hold` took the credits already.
+    """
+    session.add_all(
+        LedgerEntry(account_id=account_id, kind=ENTRY_CONSUME, note=note) for note in notes
+    )
+
+
+def refund_held(
+    session: Session, account_id: int, held: BulkHold, refunded_before: int, count: int, note: str
+) -> None:
+    """Give back `count` credits of a hold of which `refunded_before` came back already.
+
+    Monthly credits are spent before top-up ones, so the credits that come
+    back are the top-up ones first; monthly ones only into the cycle they were
+    taken from (as `refund` does).
+    """
+    if count <= 0:
+        return
+    balance = _locked_balance(session, account_id)
+    topup_delta = min(held.topup, refunded_before + count) - min(held.topup, refunded_before)
+    monthly_delta = count - topup_delta if held.renews_at == balance.renews_at else 0
+    balance.monthly += monthly_delta
+    balance.topup += topup_delta
+    session.add(
+        LedgerEntry(
+            account_id=account_id,
+            kind=ENTRY_REFUND,
+            monthly_delta=monthly_delta,
+            topup_delta=topup_delta,
+            note=note,
+        )
+    )

@@ -2,6 +2,7 @@
 
 from shared.accounts.models import Account, ApiKey  # noqa: F401
 from shared.credits.models import CreditBalance, CreditReservation, LedgerEntry  # noqa: F401
+from shared.jobs.models import Job, JobItem  # noqa: F401
 from shared.db.base import Base
 
 metadata = Base.metadata

@@ -1,0 +1,235 @@
+"""/api/v1/jobs: bulk jobs (docs/bulk-jobs.md). Thin: the work is in shared.jobs.
+
+Every route checks as the synchronous endpoint does: authentication (401),
+then the account's rate limit (429); a submission then checks its size (413),
+its whole input (400) and the credits it needs (403), in that order.
+Another account's job is a 404, never a 403.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import logging
+from datetime import datetime
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from api import errors
+from api.body import BodyTooLarge, read_capped_body
+from api.context import ApiContext
+from shared.accounts import service as accounts
+from shared.accounts.errors import InvalidApiKey
+from shared.credits.errors import InsufficientCredits
+from shared.jobs import results, service
+from shared.jobs.errors import InvalidJobInput, JobNotFound
+from shared.jobs.models import MAX_IDEMPOTENCY_KEY_LENGTH
+from shared.jobs.parsing import FORMAT_CSV, FORMAT_JSON, FORMAT_JSONL, parse_job
+from worker import bulk
+
+logger = logging.getLogger(__name__)
+
+NOT_FOUND = "Job not found."
+DEFAULT_PAGE_SIZE = 100
+MAX_PAGE_SIZE = 1_000
+DEFAULT_JOBS_PAGE_SIZE = 20
+MAX_JOBS_PAGE_SIZE = 100
+STREAM_MEDIA_TYPES = {FORMAT_JSONL: "application/x-ndjson", FORMAT_CSV: "text/csv; charset=utf-8"}
+ACCEPTED_MEDIA_TYPES = {
+    "application/x-ndjson": FORMAT_JSONL,
+    "application/jsonl": FORMAT_JSONL,
+    "text/csv": FORMAT_CSV,
+}
+
+
+class BadQuery(ValueError):
+    """A query parameter is not what it should be; the message names it."""
+
+
+def account_route(handler):
+    """Authenticate and rate-limit, then call `handler(request, context, account_id)`."""
+
+    @functools.wraps(handler)
+    async def route(request: Request) -> Response:
+        context: ApiContext = request.app.state.context
+        try:
+            account = await run_in_threadpool(
+                _authenticate, context, request.headers.get("authorization")
+            )
+        except InvalidApiKey:
+            return errors.unauthorized()
+        wait = await context.limiter.hit(
+            account.id, accounts.rate_limits(account, context.default_limits)
+        )
+        if wait is not None:
+            return errors.rate_limited(wait)
+        try:
+            return await handler(request, context, account.id)
+        except JobNotFound:
+            return errors.plain(404, NOT_FOUND)
+        except BadQuery as exc:
+            return errors.bad_request(str(exc))
+
+    return route
+
+
+def _authenticate(context: ApiContext, authorization: str | None):
+    with context.database.session() as session:
+        account, key = accounts.authenticate(session, authorization)
+        accounts.touch_key(session, key.id)
+        return account
+
+
+@account_route
+async def submit_job(request: Request, context: ApiContext, account_id: int) -> Response:
+    settings = context.settings
+    idempotency_key = request.headers.get("idempotency-key") or None
+    if idempotency_key and len(idempotency_key) > MAX_IDEMPOTENCY_KEY_LENGTH:
+        raise BadQuery(f"Idempotency-Key is longer than {MAX_IDEMPOTENCY_KEY_LENGTH} characters.")
+    try:
+        body = await read_capped_body(request, settings.job_max_body_bytes)
+        job_input = await run_in_threadpool(
+            parse_job,
+            body,
+            request.headers.get("content-type"),
+            dict(request.query_params),
+            settings.max_job_items,
+        )
+        job, chunks = await run_in_threadpool(
+            service.submit,
+            context.database,
+            account_id,
+            job_input,
+            idempotency_key=idempotency_key,
+            chunk_size=settings.job_chunk_size,
+            chunks_in_flight=settings.job_chunks_in_flight,
+        )
+    except BodyTooLarge:
+        return errors.too_large()
+    except InvalidJobInput as exc:
+        return errors.bad_request(str(exc))
+    except InsufficientCredits:
+        return errors.insufficient_credits()
+    try:
+        await run_in_threadpool(bulk.send, chunks)
+    except Exception:
+        # The job is stored and its credits held: the sweep sends its chunks later.
+        logger.exception("job %s: chunks not sent; the sweep will send them", job.id)
+    return JSONResponse(service.job_view(job), status_code=202)
+
+
+@account_route
+async def list_jobs(request: Request, context: ApiContext, account_id: int) -> Response:
+    limit = _int_param(request, "limit", DEFAULT_JOBS_PAGE_SIZE, MAX_JOBS_PAGE_SIZE)
+    before = _decode_jobs_cursor(request.query_params.get("cursor"))
+    jobs = await run_in_threadpool(_read, context, service.list_jobs, account_id, limit + 1, before)
+    more = len(jobs) > limit
+    jobs = jobs[:limit]
+    return JSONResponse(
+        {
+            "jobs": [service.job_view(job) for job in jobs],
+            "nextCursor": _encode_jobs_cursor(jobs[-1]) if more else None,
+        }
+    )
+
+
+@account_route
+async def get_job(request: Request, context: ApiContext, account_id: int) -> Response:
+    job = await run_in_threadpool(
+        _read, context, service.get, account_id, request.path_params["job_id"]
+    )
+    return JSONResponse(service.job_view(job))
+
+
+@account_route
+async def cancel_job(request: Request, context: ApiContext, account_id: int) -> Response:
+    job = await run_in_threadpool(
+        _read, context, service.cancel, account_id, request.path_params["job_id"]
+    )
+    return JSONResponse(service.job_view(job))
+
+
+@account_route
+async def job_results(request: Request, context: ApiContext, account_id: int) -> Response:
+    """A page of JSON with a cursor, or everything streamed as JSON Lines or CSV."""
+    job = await run_in_threadpool(
+        _read, context, service.get, account_id, request.path_params["job_id"]
+    )
+    kind = _results_format(request)
+    if kind == FORMAT_JSON:
+        limit = _int_param(request, "limit", DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+        cursor = request.query_params.get("cursor")
+        if cursor is not None and not cursor.isdigit():
+            raise BadQuery("Query parameter 'cursor' must be a cursor given by a previous page.")
+        page = await run_in_threadpool(
+            _read, context, service.results_page, job.id, int(cursor) if cursor else None, limit
+        )
+        return JSONResponse(
+            {
+                "jobStatus": job.status,
+                "results": [results.result_object(item) for item in page.rows],
+                "nextCursor": None if page.next_cursor is None else str(page.next_cursor),
+            }
+        )
+    items = service.iterate_results(context.database, job.id)
+    lines = (
+        results.jsonl_lines(items)
+        if kind == FORMAT_JSONL
+        else results.csv_lines(items, results.extra_columns(job))
+    )
+    return StreamingResponse(lines, media_type=STREAM_MEDIA_TYPES[kind])
+
+
+def _read(context: ApiContext, action, *args):
+    with context.database.session() as session:
+        return action(session, *args)
+
+
+def _results_format(request: Request) -> str:
+    explicit = request.query_params.get("format")
+    if explicit is not None:
+        if explicit not in (FORMAT_JSON, FORMAT_JSONL, FORMAT_CSV):
+            raise BadQuery("Query parameter 'format' must be json, jsonl or csv.")
+        return explicit
+    accept = request.headers.get("accept", "")
+    for media_type in accept.split(","):
+        kind = ACCEPTED_MEDIA_TYPES.get(media_type.split(";")[0].strip().lower())
+        if kind:
+            return kind
+    return FORMAT_JSON
+
+
+def _int_param(request: Request, name: str, default: int, maximum: int) -> int:
+    value = request.query_params.get(name)
+    if value is None:
+        return default
+    if not value.isdigit() or not 1 <= int(value) <= maximum:
+        raise BadQuery(f"Query parameter '{name}' must be a number from 1 to {maximum}.")
+    return int(value)
+
+
+def _encode_jobs_cursor(job) -> str:
+    raw = f"{job.created_at.isoformat()}|{job.id}"
+    return base64.urlsafe_b64encode(raw.encode()).decode()
+
+
+def _decode_jobs_cursor(cursor: str | None) -> tuple[datetime, str] | None:
+    if cursor is None:
+        return None
+    try:
+        created_at, job_id = base64.urlsafe_b64decode(cursor.encode()).decode().split("|")
+        return datetime.fromisoformat(created_at), job_id
+    except ValueError as exc:
+        raise BadQuery("Query parameter 'cursor' must be a cursor given by a previous page.") from exc
+
+
+ROUTES = [
+    Route("/api/v1/jobs", submit_job, methods=["POST"]),
+    Route("/api/v1/jobs", list_jobs, methods=["GET"]),
+    Route("/api/v1/jobs/{job_id}", get_job, methods=["GET"]),
+    Route("/api/v1/jobs/{job_id}/results", job_results, methods=["GET"]),
+    Route("/api/v1/jobs/{job_id}/cancel", cancel_job, methods=["POST"]),
+]

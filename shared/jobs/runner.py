@@ -1,0 +1,76 @@
+"""Running one chunk of a job: claim its items, classify each distinct request once, settle.
+
+Classification happens outside any transaction: the database holds the job
+row's lock only for the short claim and settle steps.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+
+from api.errors import INTERNAL_ERROR, RATE_LIMITED
+from shared.ai.errors import AIRateLimited
+from shared.classification.service import Classifier
+from shared.db.base import utcnow
+from shared.db.session import Database
+from shared.jobs import service
+from shared.jobs.models import ITEM_DONE, ITEM_FAILED
+from shared.jobs.service import Chunk, ClaimedItem, ItemEnd
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRun:
+    next_chunks: list[Chunk]
+    # Set when the upstream AI asked to wait: the chunk's rest goes back on the queue.
+    retry_after: float | None = None
+
+
+def run_chunk(
+    database: Database, classifier: Classifier, chunk: Chunk, claimer: str, deadline_seconds: int
+) -> ChunkRun:
+    with database.session() as session:
+        items = service.claim_chunk(session, chunk, claimer)
+        if not items:
+            # A duplicate delivery, or a cancelled job: the other copy sends the next chunk.
+            return ChunkRun(next_chunks=[])
+        mine = {item.position for item in items}
+        originals = {item.duplicate_of for item in items if item.duplicate_of is not None}
+        answers = service.known_answers(session, chunk.job_id, originals - mine)
+        deadline = service.deadline_of(session, chunk.job_id, deadline_seconds)
+    ends, release, retry_after = _classify(classifier, items, answers, deadline)
+    with database.session() as session:
+        next_chunks = service.settle_chunk(session, chunk, ends, release)
+    return ChunkRun(next_chunks, retry_after)
+
+
+def _classify(
+    classifier: Classifier, items: list[ClaimedItem], answers: dict[int, dict], deadline: datetime
+) -> tuple[list[ItemEnd], list[int], float | None]:
+    """(ends, positions to give back to the queue, seconds the upstream asked to wait)."""
+    ends: list[ItemEnd] = []
+    for number, item in enumerate(items):
+        key = item.position if item.duplicate_of is None else item.duplicate_of
+        if key not in answers:
+            try:
+                answers[key] = classifier.classify(item.request).to_response()
+            except AIRateLimited as exc:
+                rest = items[number:]
+                if utcnow() < deadline:
+                    return ends, [other.position for other in rest], exc.retry_after
+                # Past the job's deadline waiting is over: these items fail and are refunded.
+                ends += [ItemEnd(other.position, ITEM_FAILED, _failure(RATE_LIMITED)) for other in rest]
+                return ends, [], None
+            except Exception:
+                logger.exception("bulk item failed (%s position %d)", type(classifier).__name__, item.position)
+                ends.append(ItemEnd(item.position, ITEM_FAILED, _failure(INTERNAL_ERROR)))
+                continue
+        ends.append(ItemEnd(item.position, ITEM_DONE, answers[key]))
+    return ends, [], None
+
+
+def _failure(message: str) -> dict:
+    return {"success": False, "error": message}
