@@ -26,9 +26,11 @@ from dataclasses import dataclass
 import redis
 
 from shared.ai.errors import AIRateLimited
-from shared.settings import Settings
+from shared.settings import DEFAULT_REDIS_NAMESPACE, Settings
 
-DEFAULT_KEY_PREFIX = "taxonomist:ai-bucket"
+# Keys live under "<REDIS_NAMESPACE>:ai-bucket:".
+KEY_SUFFIX = "ai-bucket"
+DEFAULT_KEY_PREFIX = f"{DEFAULT_REDIS_NAMESPACE}:{KEY_SUFFIX}"
 # Half a second of refill: small enough to stay inside a provider that
 # enforces its per-minute limit per second, with room for network jitter.
 DEFAULT_BURST_SECONDS = 0.5
@@ -220,15 +222,13 @@ class LocalAIBucket(AIBucket):
             self._paused_until = max(self._paused_until, time.monotonic() + seconds)
 
 
-def make_ai_bucket(
-    settings: Settings,
-    key_prefix: str = DEFAULT_KEY_PREFIX,
-    burst_seconds: float = DEFAULT_BURST_SECONDS,
-) -> AIBucket:
-    """The shared Redis bucket, or the in-process one in the embedded mode."""
+def make_ai_bucket(settings: Settings, burst_seconds: float = DEFAULT_BURST_SECONDS) -> AIBucket:
+    """The shared Redis bucket (under REDIS_NAMESPACE), or the in-process one
+    in the embedded mode."""
     limits = BucketLimits(
         settings.ai_requests_per_minute, settings.ai_tokens_per_minute, burst_seconds
     )
     if not settings.shared_redis_url:
         return LocalAIBucket(limits)
-    return RedisAIBucket(redis.Redis.from_url(settings.shared_redis_url), limits, key_prefix)
+    client = redis.Redis.from_url(settings.shared_redis_url)
+    return RedisAIBucket(client, limits, f"{settings.redis_namespace}:{KEY_SUFFIX}")

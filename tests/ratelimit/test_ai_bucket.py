@@ -187,5 +187,11 @@ def test_make_ai_bucket_shares_through_redis_unless_embedded():
     assert isinstance(make_ai_bucket(embedded), LocalAIBucket)
     assert make_ai_bucket(embedded).limits.request_rate == 2
 
-    shared = embedded.with_overrides(redis_url=REDIS_URL)
-    assert isinstance(make_ai_bucket(shared), RedisAIBucket)
+    shared = embedded.with_overrides(redis_url=REDIS_URL, redis_namespace="test-namespace")
+    bucket = make_ai_bucket(shared)
+    assert isinstance(bucket, RedisAIBucket)
+    try:
+        bucket.pause(1)
+        assert redis.Redis.from_url(REDIS_URL).exists("test-namespace:ai-bucket:pause-until")
+    finally:
+        redis.Redis.from_url(REDIS_URL).delete("test-namespace:ai-bucket:pause-until")
