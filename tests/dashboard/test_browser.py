@@ -104,6 +104,8 @@ def test_forms_work_without_javascript(no_javascript: Dashboard, embedded: Stack
 
 def test_pages_fit_a_phone_screen(phone: Dashboard):
     phone.sign_up()
+    phone.create_key("a key with a rather long name for a phone")
+    phone.classify("Men's trail running shoes, waterproof", fallback=True)
     for path in PAGES:
         phone.open(path)
         overflow = phone.page.evaluate(
