@@ -1,8 +1,9 @@
 """Usage reports read from the ledger: daily counts, this cycle's use, grants and top-ups.
 
-Every settled classification left one ledger entry: `consume` noted "found"
-or "not found", or `refund` (the work failed or was undone). Reports count
-those entries; they never change anything.
+Every settled classification left a ledger entry: `consume` noted "found"
+or "not found", or `refund` (the work failed or was undone; a bulk job
+refunds many credits in one entry). Reports read those entries; they never
+change anything.
 """
 
 from __future__ import annotations
@@ -47,13 +48,15 @@ def daily_usage(session: Session, account_id: int, days: int = CHART_DAYS) -> li
     """One DayUsage per UTC day, oldest first, ending today; days without use count zero."""
     first_day = utcnow().date() - timedelta(days=days - 1)
     rows = session.execute(
-        select(LedgerEntry.kind, LedgerEntry.note, LedgerEntry.created_at).where(
+        select(LedgerEntry).where(
             LedgerEntry.account_id == account_id,
             LedgerEntry.kind.in_((ENTRY_CONSUME, ENTRY_REFUND)),
             LedgerEntry.created_at >= datetime.combine(first_day, time(), tzinfo=timezone.utc),
         )
-    )
-    counts = Counter((created_at.date(), _outcome(kind, note)) for kind, note, created_at in rows)
+    ).scalars()
+    counts: Counter = Counter()
+    for entry in rows:
+        counts[entry.created_at.date(), _outcome(entry)] += _classifications(entry)
     return [
         DayUsage(
             day,
@@ -65,10 +68,21 @@ def daily_usage(session: Session, account_id: int, days: int = CHART_DAYS) -> li
     ]
 
 
-def _outcome(kind: str, note: str | None) -> str:
-    if kind == ENTRY_REFUND:
+def _outcome(entry: LedgerEntry) -> str:
+    if entry.kind == ENTRY_REFUND:
         return "failed"
-    return "found" if note == NOTE_FOUND else "not_found"
+    return "found" if entry.note == NOTE_FOUND else "not_found"
+
+
+def _classifications(entry: LedgerEntry) -> int:
+    """A consume is one classification; a bulk job refunds many in one entry.
+
+    A refund into a cycle that has since renewed gives nothing back (its
+    deltas are zero) but still stands for at least one failed classification.
+    """
+    if entry.kind == ENTRY_CONSUME:
+        return 1
+    return max(1, entry.monthly_delta + entry.topup_delta)
 
 
 def cycle_usage(session: Session, account_id: int, renews_at: datetime) -> int:

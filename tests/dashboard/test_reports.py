@@ -82,3 +82,12 @@ def test_passwords_verify_only_against_their_own_hash():
     assert not verify_password(stored, "Correct horse battery")
     assert not verify_password(None, "correct horse battery")
     assert not verify_password("not a hash", "correct horse battery")
+
+
+def test_a_bulk_refund_counts_every_classification_it_gives_back(database):
+    with database.session() as session:
+        account = accounts.create_account(session, "bulk@example.test")
+        credits.open_balance(session, account.id, monthly_allowance=10)
+        held = credits.hold(session, account.id, 5, note="bulk job test")
+        credits.refund_held(session, account.id, held, 0, 3, note="bulk job test: 3 failed")
+        assert usage.daily_usage(session, account.id)[-1].failed == 3
