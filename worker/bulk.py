@@ -12,7 +12,8 @@ import logging
 import threading
 import time
 
-from celery.signals import worker_init
+import redis
+from celery.signals import worker_init, worker_process_init
 
 from shared.db.session import Database
 from shared.jobs import runner, service
@@ -68,23 +69,38 @@ def sweep_once(settings: Settings, database: Database) -> None:
 
 def _sweep_forever(settings: Settings) -> None:
     database = Database(settings.database_url)
+    redis_url = settings.shared_redis_url
+    turns = redis.Redis.from_url(redis_url) if redis_url else None
+    turn_key = f"{settings.redis_namespace}:jobs:sweep-turn"
+    interval = settings.job_sweep_interval_seconds
     while True:
-        time.sleep(settings.job_sweep_interval_seconds)
+        time.sleep(interval)
+        # One sweep per interval across the fleet: whoever sets the key first.
+        if turns is not None and not turns.set(turn_key, "1", nx=True, ex=interval):
+            continue
         try:
             sweep_once(settings, database)
         except Exception:
             logger.exception("job sweep failed; trying again next interval")
 
 
-@worker_init.connect
-def _start_sweeper(**_) -> None:
-    # Every worker's main process sweeps (the serving process in the embedded
-    # mode): sweeps are idempotent, so more than one running is harmless.
-    settings = Settings.from_environ()
+def _start_sweeper(settings: Settings) -> None:
     if settings.job_sweep_interval_seconds > 0:
         threading.Thread(
-            target=_sweep_forever,
-            args=(settings,),
-            name="job-sweeper",
-            daemon=True,
+            target=_sweep_forever, args=(settings,), name="job-sweeper", daemon=True
         ).start()
+
+
+@worker_init.connect
+def _sweep_in_embedded_worker(**_) -> None:
+    # The embedded worker's threads live in the serving process, which sweeps.
+    settings = Settings.from_environ()
+    if settings.embedded:
+        _start_sweeper(settings)
+
+
+@worker_process_init.connect
+def _sweep_in_pool_process(**_) -> None:
+    # In pool processes, not the main one: a thread in a process that forks
+    # can leave a lock held in its children.
+    _start_sweeper(Settings.from_environ())
