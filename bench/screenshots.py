@@ -13,6 +13,7 @@ picture the README shows.
 from __future__ import annotations
 
 import argparse
+import csv
 import os
 import sys
 import tempfile
@@ -94,9 +95,20 @@ def tour(dashboard: Dashboard, snap) -> None:
     for product, taxonomy, fallback in PRODUCTS:
         dashboard.classify(product, taxonomy=taxonomy, fallback=fallback)
     snap("playground")
+    with tempfile.TemporaryDirectory() as folder:
+        dashboard.upload_job(products_csv(Path(folder)), fallback=True)
     for page in ("overview", "jobs", "billing"):
         dashboard.open("/dashboard/" + ("" if page == "overview" else page))
         snap(page)
+
+
+def products_csv(folder: Path) -> Path:
+    path = folder / "products.csv"
+    with open(path, "w", newline="", encoding="utf-8") as file:
+        writer = csv.writer(file)
+        writer.writerow(["id", "product"])
+        writer.writerows((n, product) for n, (product, _, _) in enumerate(PRODUCTS, 1))
+    return path
 
 
 def save(dashboard: Dashboard, path: Path) -> None:

@@ -100,3 +100,15 @@ class Dashboard:
         self.page.get_by_label("Fall back to the best guess").set_checked(fallback)
         self.page.get_by_role("button", name="Classify").click()
         self.page.wait_for_selector("#response-json, .error")
+
+    def upload_job(self, file: Path, *, fallback: bool = False) -> str:
+        """Upload a CSV or JSON Lines file; the id of the job it made (the newest)."""
+        self.open("/dashboard/jobs")
+        self.page.get_by_label("File").set_input_files(str(file))
+        self.page.get_by_label("Fall back to the best guess").set_checked(fallback)
+        self.page.get_by_role("button", name="Upload and start").click()
+        self.page.wait_for_url(re.compile(r"/dashboard/jobs$"))
+        return self.page.locator("#jobs tbody tr").first.get_attribute("data-job")
+
+    def job_status(self, job_id: str) -> str:
+        return self.page.locator(f'tr[data-job="{job_id}"] .status').inner_text()

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import csv
 import json
 
 import httpx
 
+from shared.accounts import service as accounts
+from shared.credits import service as credits
+from shared.db.session import Database
 from shared.settings import DEFAULT_MONTHLY_CREDITS
 from tests.conftest import Stack
 from tests.dashboard.browser import Dashboard
@@ -21,6 +25,8 @@ CONTRACT_FIELDS = {
     "confidenceLevel",
 }
 HOSTILE = "<script>window.pwned = true</script>"
+# Large enough that most of it is still queued when Cancel is pressed.
+BIG_JOB = 3_000
 PAGES = ["/dashboard/", "/dashboard/keys", "/dashboard/playground", "/dashboard/jobs", "/dashboard/billing"]
 
 
@@ -85,6 +91,47 @@ def test_the_fourth_key_is_refused_with_the_support_address(dashboard: Dashboard
     assert dashboard.page.locator("#name").count() == 0
 
 
+def test_a_bulk_job_uploaded_on_the_page_runs_and_its_results_download(
+    dashboard: Dashboard, tmp_path
+):
+    dashboard.sign_up()
+    before = dashboard.total_credits()
+    products = tmp_path / "products.csv"
+    products.write_text("id,product,sku\n1,Ceramic coffee mug 350 ml,A1\n2,Leather wallet,B2\n")
+    job_id = dashboard.upload_job(products, fallback=True)
+    # The page reloads itself while the job runs.
+    dashboard.page.wait_for_function(
+        f"document.querySelector('tr[data-job=\"{job_id}\"] .status').textContent == 'completed'"
+    )
+    with dashboard.page.expect_download() as download:
+        dashboard.page.locator(f'tr[data-job="{job_id}"]').get_by_role("link", name="CSV").click()
+    rows = list(csv.DictReader(open(download.value.path(), encoding="utf-8")))
+    assert [(row["id"], row["sku"], row["success"]) for row in rows] == [
+        ("1", "A1", "true"),
+        ("2", "B2", "true"),
+    ]
+    assert dashboard.total_credits() == before - 2
+
+
+def test_cancelling_a_bulk_job_gives_back_the_credits_not_used(
+    dashboard: Dashboard, embedded: Stack, tmp_path
+):
+    email = dashboard.sign_up()
+    top_up(embedded, email, BIG_JOB)
+    before = dashboard.total_credits()
+    products = tmp_path / "products.jsonl"
+    products.write_text(
+        "".join(json.dumps({"id": str(n), "product": f"Ceramic mug model {n}"}) + "\n" for n in range(BIG_JOB))
+    )
+    job_id = dashboard.upload_job(products)
+    dashboard.page.locator(f'tr[data-job="{job_id}"]').get_by_role("button", name="Cancel").click()
+    dashboard.page.wait_for_function(
+        f"document.querySelector('tr[data-job=\"{job_id}\"] .status').textContent == 'cancelled'"
+    )
+    spent = before - dashboard.total_credits()
+    assert 0 <= spent < BIG_JOB
+
+
 def test_sign_out_then_sign_in(dashboard: Dashboard):
     email = dashboard.sign_up()
     dashboard.sign_out()
@@ -112,6 +159,15 @@ def test_pages_fit_a_phone_screen(phone: Dashboard):
             "document.documentElement.scrollWidth - document.documentElement.clientWidth"
         )
         assert overflow <= 0, f"{path} scrolls sideways by {overflow}px on a phone"
+
+
+def top_up(stack: Stack, email: str, amount: int) -> None:
+    database = Database(stack.database_url)
+    try:
+        with database.session() as session:
+            credits.top_up(session, accounts.get_account(session, email).id, amount)
+    finally:
+        database.dispose()
 
 
 def embedded_allowance(stack: Stack) -> int:
