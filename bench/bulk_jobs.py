@@ -11,6 +11,7 @@ job runs; their median is compared with the median when idle.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import statistics
 import sys
@@ -150,6 +151,7 @@ def main() -> None:
     args = parser.parse_args()
     if not os.environ.get("TAXONOMY_DIR"):
         sys.exit("Set TAXONOMY_DIR to the folder of the taxonomy files.")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line a request otherwise
     alone_ms = classifier_ms_per_item()
     name = f"taxonomist_bench_{uuid.uuid4().hex[:8]}"
     admin = create_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
