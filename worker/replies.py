@@ -41,7 +41,9 @@ class RedisReplies:
 
     async def wait(self, key: str, timeout: float) -> dict:
         if self._async is None:
-            self._async = aioredis.from_url(self._url)
+            # No socket timeout of its own (redis-py's default is 5 s): BLPOP
+            # holds the connection silent for as long as it waits.
+            self._async = aioredis.from_url(self._url, socket_timeout=None)
         answer = await self._async.blpop([key], timeout=timeout)
         if answer is None:
             raise TimeoutError(key)

@@ -13,7 +13,9 @@ from tests.dashboard.browser import CHROMIUM_PATH, Dashboard, launch
 PHONE_VIEWPORT = {"width": 390, "height": 844}
 
 
-@pytest.fixture(scope="session")
+# Package scope: the sync API keeps an event loop running in this thread
+# until it stops, which would break asyncio.run() in the tests after these.
+@pytest.fixture(scope="package")
 def browser():
     if not CHROMIUM_PATH.exists():
         pytest.skip(f"no Chromium at {CHROMIUM_PATH} (Debian: apt-get install -y chromium)")
