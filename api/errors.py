@@ -1,17 +1,18 @@
-"""The plain-text error answers of the contract (section 7), word for word."""
+"""The plain-text error answers of the contract (section 7)."""
 
 from __future__ import annotations
 
 from starlette.responses import PlainTextResponse
 
+from shared.classification.messages import (  # noqa: F401  (re-exported for callers)
+    BAD_JSON,
+    INSUFFICIENT_CREDITS,
+    INTERNAL_ERROR,
+    RATE_LIMITED,
+    TOO_LARGE,
+    UNAUTHORIZED,
+)
 from shared.ratelimit.accounts import retry_after_header
-
-BAD_JSON = "Bad JSON format."
-UNAUTHORIZED = "Cannot find account for this API key."
-INSUFFICIENT_CREDITS = "Insufficient credits."
-TOO_LARGE = "Request entity too large."
-RATE_LIMITED = "Rate limit exceeded."
-INTERNAL_ERROR = "An internal server error occurred. Please try again later."
 
 
 def plain(status: int, message: str, headers: dict | None = None) -> PlainTextResponse:

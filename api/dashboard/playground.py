@@ -22,7 +22,7 @@ from api.dashboard.csrf import checked_form
 from api.dashboard.rendering import render
 from api.dashboard.sessions import context_of, signed_in
 from api.routes.classify import run_classification
-from api.validation import InvalidRequest, classification_request_from
+from shared.classification.validation import InvalidRequest, classification_request_from
 from shared.accounts import service as accounts
 from shared.accounts.models import Account
 from shared.classification.models import (

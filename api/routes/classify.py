@@ -15,7 +15,7 @@ from starlette.responses import JSONResponse, Response
 from api import errors
 from api.body import BodyTooLarge, read_capped_body
 from api.context import ApiContext
-from api.validation import InvalidRequest, parse_classification_request
+from shared.classification.validation import InvalidRequest, parse_classification_request
 from shared.accounts import service as accounts
 from shared.accounts.errors import InvalidApiKey
 from shared.classification.models import ClassificationRequest, Outcome

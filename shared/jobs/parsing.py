@@ -1,7 +1,7 @@
 """Reading a job submission: JSON, JSON Lines or CSV, validated whole before anything is queued.
 
 Every item goes through the synchronous endpoint's validation
-(`api.validation.classification_request_from`), on the job-level options
+(`shared.classification.validation.classification_request_from`), on the job-level options
 overlaid by the item's own. Errors are collected, and the first few are
 reported by line, so that a caller can fix a file in one round.
 """
@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from api.validation import InvalidRequest, classification_request_from
+from shared.classification.validation import InvalidRequest, classification_request_from
 from shared.classification.models import ClassificationRequest
 from shared.jobs.errors import InvalidJobInput
 from shared.jobs.models import MAX_ITEM_ID_LENGTH

@@ -10,7 +10,7 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
-from api.errors import INTERNAL_ERROR, RATE_LIMITED
+from shared.classification.messages import INTERNAL_ERROR, RATE_LIMITED
 from shared.ai.errors import AIRateLimited
 from shared.classification.service import Classifier
 from shared.db.base import utcnow

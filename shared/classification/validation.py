@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from api.errors import BAD_JSON
+from shared.classification.messages import BAD_JSON
 from shared.classification.models import (
     DEFAULT_TAXONOMY,
     TAXONOMY_NAMES,

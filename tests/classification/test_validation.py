@@ -3,7 +3,7 @@ import json
 import pytest
 
 from api.errors import BAD_JSON
-from api.validation import InvalidRequest, parse_classification_request
+from shared.classification.validation import InvalidRequest, parse_classification_request
 from shared.classification.models import ClassificationRequest
 
 
