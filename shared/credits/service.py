@@ -132,15 +132,47 @@ def _renew_if_due(session: Session, balance: CreditBalance) -> None:
     balance.renews_at = renews_at
 
 
-def reserve(session: Session, account_id: int, count: int = 1) -> list[str]:
-    """Hold `count` credits, monthly ones first; all of them or none."""
-    balance = _locked_balance(session, account_id)
+def _take(balance: CreditBalance, count: int) -> tuple[int, int]:
+    """Take `count` credits, monthly ones first; all of them or none.
+
+    Answers how many came from the monthly and from the top-up credits.
+    """
     if balance.total < count:
         raise InsufficientCredits("Insufficient credits.")
     from_monthly = min(balance.monthly, count)
-    sources = [SOURCE_MONTHLY] * from_monthly + [SOURCE_TOPUP] * (count - from_monthly)
     balance.monthly -= from_monthly
     balance.topup -= count - from_monthly
+    return from_monthly, count - from_monthly
+
+
+def _give_back(
+    session: Session,
+    balance: CreditBalance,
+    monthly: int,
+    topup: int,
+    *,
+    reservation_id: str | None = None,
+    note: str | None = None,
+) -> None:
+    balance.monthly += monthly
+    balance.topup += topup
+    session.add(
+        LedgerEntry(
+            account_id=balance.account_id,
+            kind=ENTRY_REFUND,
+            monthly_delta=monthly,
+            topup_delta=topup,
+            reservation_id=reservation_id,
+            note=note,
+        )
+    )
+
+
+def reserve(session: Session, account_id: int, count: int = 1) -> list[str]:
+    """Hold `count` credits, monthly ones first; all of them or none."""
+    balance = _locked_balance(session, account_id)
+    from_monthly, from_topup = _take(balance, count)
+    sources = [SOURCE_MONTHLY] * from_monthly + [SOURCE_TOPUP] * from_topup
     ids = []
     for source in sources:
         reservation = CreditReservation(
@@ -208,17 +240,7 @@ def _settle(session: Session, reservation_id: str, status: str, note: str | None
         monthly_delta = 1
     # A monthly credit taken in a cycle that has since renewed is not given
     # back: the renewal already restored the full allowance.
-    balance.monthly += monthly_delta
-    balance.topup += topup_delta
-    session.add(
-        LedgerEntry(
-            account_id=account_id,
-            kind=ENTRY_REFUND,
-            monthly_delta=monthly_delta,
-            topup_delta=topup_delta,
-            reservation_id=reservation_id,
-        )
-    )
+    _give_back(session, balance, monthly_delta, topup_delta, reservation_id=reservation_id)
     return True
 
 
@@ -271,12 +293,7 @@ class BulkHold:
 def hold(session: Session, account_id: int, count: int, note: str) -> BulkHold:
     """Hold `count` credits, monthly ones first, in one ledger entry; all or none."""
     balance = _locked_balance(session, account_id)
-    if balance.total < count:
-        raise InsufficientCredits("Insufficient credits.")
-    from_monthly = min(balance.monthly, count)
-    from_topup = count - from_monthly
-    balance.monthly -= from_monthly
-    balance.topup -= from_topup
+    from_monthly, from_topup = _take(balance, count)
     session.add(
         LedgerEntry(
             account_id=account_id,
@@ -313,14 +330,4 @@ def refund_held(
     balance = _locked_balance(session, account_id)
     topup_delta = min(held.topup, refunded_before + count) - min(held.topup, refunded_before)
     monthly_delta = count - topup_delta if held.renews_at == balance.renews_at else 0
-    balance.monthly += monthly_delta
-    balance.topup += topup_delta
-    session.add(
-        LedgerEntry(
-            account_id=account_id,
-            kind=ENTRY_REFUND,
-            monthly_delta=monthly_delta,
-            topup_delta=topup_delta,
-            note=note,
-        )
-    )
+    _give_back(session, balance, monthly_delta, topup_delta, note=note)
