@@ -25,7 +25,12 @@ def make_celery(settings: Settings) -> Celery:
         broker_transport_options=(
             {"polling_interval": EMBEDDED_POLLING_SECONDS}
             if settings.embedded
-            else {"global_keyprefix": f"{settings.redis_namespace}:"}
+            else {
+                "global_keyprefix": f"{settings.redis_namespace}:",
+                # A worker on both queues takes interactive tasks first
+                # (queues in the order given), never round-robin with bulk.
+                "queue_order_strategy": "priority",
+            }
         ),
         task_default_queue=INTERACTIVE_QUEUE,
         task_serializer="json",
