@@ -23,13 +23,15 @@ from shared.taxonomy.files import (
 from shared.taxonomy.lexical import TermIndex, bm25_index, coverage_index
 from shared.taxonomy.models import Taxonomy
 from shared.taxonomy.search import CandidateIndex
+from shared.taxonomy.sentences import shared_sentence_embedder
+from shared.taxonomy.text import clean
 
 logger = logging.getLogger(__name__)
 
 TAXONOMY_FILES = {GOOGLE: GOOGLE_FILE, SHOPIFY: SHOPIFY_FILE}
 PARSERS = {GOOGLE: parse_google, SHOPIFY: parse_shopify}
 # Bump whenever what goes into the index changes, so old caches are ignored.
-INDEX_FORMAT = "2"
+INDEX_FORMAT = "3"
 
 
 def taxonomy_file(taxonomy_dir: Path, name: str) -> Path:
@@ -64,6 +66,9 @@ def build_arrays(taxonomy: Taxonomy, taxonomy_dir: Path) -> dict[str, np.ndarray
         **bm25_index([doc.path for doc in documents]).to_arrays("paths_"),
         **coverage_index([doc.own_name for doc in documents]).to_arrays("coverage_"),
         "vectors": shared_embedder().embed([doc.embedding_text for doc in documents]),
+        "sentence_vectors": shared_sentence_embedder().embed(
+            [clean(category.name) for category in taxonomy.categories.values()]
+        ),
     }
 
 
@@ -78,4 +83,7 @@ def index_from_arrays(taxonomy: Taxonomy, arrays: dict[str, np.ndarray]) -> Cand
         coverage=TermIndex.from_arrays(arrays, "coverage_"),
         vectors=arrays["vectors"],
         embedder=shared_embedder(),
+        sentence_vectors=arrays["sentence_vectors"],
+        sentence_embedder=shared_sentence_embedder(),
+        depths=np.array([category.depth for category in categories], dtype=np.float32),
     )

@@ -52,3 +52,9 @@ def test_threads_share_an_index(google_index):
 
 def test_text_in_an_unread_script_still_gets_candidates(google_index):
     assert len(google_index.candidates("לוח שבועי", limit=4)) == 4
+
+
+def test_sentence_embeddings_read_listings_no_alias_translates(google_index):
+    # No translated name of "Cat Toys" is in the fixture: only the multilingual
+    # sentence encoder can tell that "juguete para gato" is one.
+    assert google_index.candidates("Juguete de peluche para gato")[0].category.name == "Cat Toys"
