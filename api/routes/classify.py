@@ -13,12 +13,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from api import errors
+from api.admission import admit
 from api.body import BodyTooLarge, read_capped_body
 from api.context import ApiContext
-from shared.classification.validation import InvalidRequest, parse_classification_request
-from shared.accounts import service as accounts
-from shared.accounts.errors import InvalidApiKey
 from shared.classification.models import ClassificationRequest, Outcome
+from shared.classification.validation import InvalidRequest, parse_classification_request
 from shared.credits import service as credits
 from shared.credits.errors import InsufficientCredits
 from worker.replies import new_reply_key
@@ -28,17 +27,10 @@ logger = logging.getLogger(__name__)
 
 
 async def categorize(request: Request) -> Response:
-    context: ApiContext = request.app.state.context
-    try:
-        account, key = await run_in_threadpool(
-            _authenticate, context, request.headers.get("authorization")
-        )
-    except InvalidApiKey:
-        return errors.unauthorized()
-    limits = accounts.rate_limits(account, context.default_limits)
-    wait = await context.limiter.hit(account.id, limits)
-    if wait is not None:
-        return errors.rate_limited(wait)
+    caller = await admit(request)
+    if isinstance(caller, Response):
+        return caller
+    context = caller.context
     try:
         body = await read_capped_body(request, context.settings.max_body_bytes)
         classification = parse_classification_request(body)
@@ -47,22 +39,16 @@ async def categorize(request: Request) -> Response:
     except InvalidRequest as exc:
         return errors.bad_request(str(exc))
     try:
-        reservation_id = await run_in_threadpool(_reserve, context, account.id, key.id)
+        reservation_id = await run_in_threadpool(_reserve, context, caller.account.id)
     except InsufficientCredits:
         return errors.insufficient_credits()
     outcome = await run_classification(context, classification, reservation_id)
     return _respond(outcome)
 
 
-def _authenticate(context: ApiContext, authorization: str | None):
-    with context.database.session() as session:
-        return accounts.authenticate(session, authorization)
-
-
-def _reserve(context: ApiContext, account_id: int, key_id: int) -> str:
+def _reserve(context: ApiContext, account_id: int) -> str:
     with context.database.session() as session:
         (reservation_id,) = credits.reserve(session, account_id)
-        accounts.touch_key(session, key_id)
         return reservation_id
 
 

@@ -19,10 +19,9 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from api import errors
+from api.admission import admit
 from api.body import BodyTooLarge, read_capped_body
 from api.context import ApiContext
-from shared.accounts import service as accounts
-from shared.accounts.errors import InvalidApiKey
 from shared.credits.errors import InsufficientCredits
 from shared.jobs import results, service
 from shared.jobs.errors import InvalidJobInput, JobNotFound
@@ -54,33 +53,17 @@ def account_route(handler):
 
     @functools.wraps(handler)
     async def route(request: Request) -> Response:
-        context: ApiContext = request.app.state.context
+        caller = await admit(request)
+        if isinstance(caller, Response):
+            return caller
         try:
-            account = await run_in_threadpool(
-                _authenticate, context, request.headers.get("authorization")
-            )
-        except InvalidApiKey:
-            return errors.unauthorized()
-        wait = await context.limiter.hit(
-            account.id, accounts.rate_limits(account, context.default_limits)
-        )
-        if wait is not None:
-            return errors.rate_limited(wait)
-        try:
-            return await handler(request, context, account.id)
+            return await handler(request, caller.context, caller.account.id)
         except JobNotFound:
             return errors.plain(404, NOT_FOUND)
         except BadQuery as exc:
             return errors.bad_request(str(exc))
 
     return route
-
-
-def _authenticate(context: ApiContext, authorization: str | None):
-    with context.database.session() as session:
-        account, key = accounts.authenticate(session, authorization)
-        accounts.touch_key(session, key.id)
-        return account
 
 
 @account_route

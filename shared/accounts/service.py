@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import timedelta
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
@@ -22,6 +22,7 @@ from shared.db.base import utcnow
 
 MAX_ACTIVE_KEYS = 3
 MAX_KEY_NAME_LENGTH = 100
+LAST_USED_PRECISION_SECONDS = 60
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,9 +155,17 @@ def authenticate(session: Session, authorization: str | None) -> tuple[Account, 
     return row[0], row[1]
 
 
-def touch_key(session: Session, key_id: int, when: datetime | None = None) -> None:
+def touch_key(session: Session, key_id: int) -> None:
+    """Note that a key was used, at most once a minute: the dashboard shows no finer."""
+    now = utcnow()
     session.execute(
-        update(ApiKey).where(ApiKey.id == key_id).values(last_used_at=when or utcnow())
+        update(ApiKey)
+        .where(
+            ApiKey.id == key_id,
+            (ApiKey.last_used_at.is_(None))
+            | (ApiKey.last_used_at < now - timedelta(seconds=LAST_USED_PRECISION_SECONDS)),
+        )
+        .values(last_used_at=now)
     )
 
 

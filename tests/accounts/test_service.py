@@ -87,3 +87,20 @@ def test_another_accounts_key_cannot_be_deleted(database, account):
     with pytest.raises(KeyNotFound), database.session() as session:
         accounts.delete_key(session, other, issued.prefix)
     assert authenticate(database, issued.value)[0].id == account.id
+
+
+def test_using_a_key_is_noted_at_most_once_a_minute(database, account):
+    issued = issue(database, account)
+
+    def last_used():
+        with database.session() as session:
+            return session.get(ApiKey, issued.id).last_used_at
+
+    assert last_used() is None
+    with database.session() as session:
+        accounts.touch_key(session, issued.id)
+    first = last_used()
+    assert first is not None
+    with database.session() as session:
+        accounts.touch_key(session, issued.id)
+    assert last_used() == first
