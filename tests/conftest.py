@@ -20,7 +20,9 @@ from shared.accounts import service as accounts
 from shared.credits import service as credits
 from shared.db.migrate import open_database
 from shared.db.models import metadata
+from shared.classification.models import TAXONOMY_NAMES
 from shared.db.session import Database
+from shared.taxonomy.service import load_index
 from tests.servers import Process, Service
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -46,6 +48,35 @@ def base_env(**overrides: str) -> dict[str, str]:
     )
     env.update(overrides)
     return env
+
+
+def production_env(database_url: str, namespace: str, **overrides: str) -> dict[str, str]:
+    """The environment of a front and workers on this database and the test Redis."""
+    return base_env(
+        DATABASE_URL=database_url,
+        CELERY_BROKER_URL=REDIS_URL,
+        REDIS_URL=REDIS_URL,
+        REDIS_NAMESPACE=namespace,
+        **overrides,
+    )
+
+
+def delete_redis_keys(namespace: str) -> None:
+    """Every key under `<namespace>:`."""
+    client = redis.Redis.from_url(REDIS_URL)
+    for key in client.scan_iter(f"{namespace}:*"):
+        client.delete(key)
+
+
+@pytest.fixture(scope="session")
+def built_indexes():
+    """Build the real taxonomies' indexes once, before any server needs them.
+
+    Servers and workers started later load them from the cache instead of
+    each building its own at the same time.
+    """
+    for name in TAXONOMY_NAMES:
+        load_index(TAXONOMY_DIR, name, INDEX_CACHE_DIR)
 
 
 @pytest.fixture(scope="session")
@@ -134,7 +165,7 @@ class Stack:
 
 
 @pytest.fixture(scope="session")
-def embedded(tmp_path_factory) -> Stack:
+def embedded(tmp_path_factory, built_indexes) -> Stack:
     """`taxonomist serve` with no configuration but TAXONOMY_DIR and a SQLite file."""
     folder = tmp_path_factory.mktemp("embedded")
     database_url = f"sqlite:///{folder / 'taxonomist.sqlite3'}"
@@ -145,22 +176,15 @@ def embedded(tmp_path_factory) -> Stack:
 
 
 @pytest.fixture(scope="session")
-def production(tmp_path_factory, postgres_url) -> Stack:
+def production(tmp_path_factory, postgres_url, built_indexes) -> Stack:
     """Two fronts and a worker sharing PostgreSQL and Redis, as in production."""
     folder = tmp_path_factory.mktemp("production")
     namespace = f"taxonomist-test-{uuid.uuid4().hex[:8]}"
-    env = base_env(
-        DATABASE_URL=postgres_url,
-        CELERY_BROKER_URL=REDIS_URL,
-        REDIS_URL=REDIS_URL,
-        REDIS_NAMESPACE=namespace,
-    )
+    env = production_env(postgres_url, namespace)
     open_database(postgres_url).dispose()
     worker = Process(["worker", "--concurrency", "2"], env, folder / "worker.log")
     fronts = [Service(env, folder / f"front-{n}.log") for n in range(2)]
     yield Stack(fronts[0].url, env, postgres_url, fronts)
     for process in [*fronts, worker]:
         process.stop()
-    client = redis.Redis.from_url(REDIS_URL)
-    for key in client.scan_iter(f"{namespace}:*"):
-        client.delete(key)
+    delete_redis_keys(namespace)
