@@ -30,7 +30,7 @@ def test_200_concurrent_requests_spend_exactly_the_credits_available(embedded: S
     assert (balance.monthly, balance.topup) == (0, 0)
 
 
-def test_an_unreachable_ai_means_500_and_a_refund(tmp_path):
+def test_an_unreachable_ai_means_500_and_a_refund(tmp_path, built_indexes):
     database_url = f"sqlite:///{tmp_path / 'ai-down.sqlite3'}"
     env = base_env(
         DATABASE_URL=database_url,

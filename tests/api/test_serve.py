@@ -30,7 +30,7 @@ def test_unreadable_taxonomy_dir_is_a_clear_error(tmp_path):
     assert "TAXONOMY_DIR" in result.stderr and "nowhere" in result.stderr
 
 
-def test_reservations_left_by_a_crash_are_refunded_when_a_front_starts(tmp_path):
+def test_reservations_left_by_a_crash_are_refunded_when_a_front_starts(tmp_path, built_indexes):
     database_url = f"sqlite:///{tmp_path / 'crash.sqlite3'}"
     customer = make_customer(database_url, monthly=2)
     database = Database(database_url)

@@ -65,7 +65,7 @@ class JobStack(Stack):
 
 
 @pytest.fixture(scope="session")
-def jobs_stack(tmp_path_factory, postgres_url) -> JobStack:
+def jobs_stack(tmp_path_factory, postgres_url, built_indexes) -> JobStack:
     folder = tmp_path_factory.mktemp("jobs")
     namespace = f"taxonomist-jobs-test-{uuid.uuid4().hex[:8]}"
     env = base_env(
