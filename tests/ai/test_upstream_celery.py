@@ -19,18 +19,9 @@ from ai_upstream_helpers import UNLIMITED
 from api.errors import INTERNAL_ERROR, RATE_LIMITED
 from shared.ai.fake_upstream import FakeUpstream
 from shared.ai.openai_selector import DEFAULT_ATTEMPTS
-from shared.classification.models import TAXONOMY_NAMES
 from shared.db.migrate import open_database
 from shared.ratelimit.ai_bucket import KEY_SUFFIX
-from shared.taxonomy.service import load_index
-from tests.conftest import (
-    INDEX_CACHE_DIR,
-    TAXONOMY_DIR,
-    Customer,
-    Stack,
-    delete_redis_keys,
-    production_env,
-)
+from tests.conftest import Customer, Stack, delete_redis_keys, production_env
 from tests.servers import Process, Service
 
 ENDPOINT = "/api/v1/products/categorize"
@@ -71,7 +62,9 @@ READY_TIMEOUT_SECONDS = 120
 
 
 @pytest.fixture(scope="module")
-def ai_stack(tmp_path_factory, postgres_url, fake_upstream_server: FakeUpstream) -> Stack:
+def ai_stack(
+    tmp_path_factory, postgres_url, built_indexes, fake_upstream_server: FakeUpstream
+) -> Stack:
     """A front and one worker of POOL_PROCESSES pool processes on the fake upstream."""
     folder = tmp_path_factory.mktemp("upstream-celery")
     namespace = f"taxonomist-test-ai-{uuid.uuid4().hex[:8]}"
@@ -87,7 +80,6 @@ def ai_stack(tmp_path_factory, postgres_url, fake_upstream_server: FakeUpstream)
         AI_TIMEOUT_SECONDS=str(AI_TIMEOUT_SECONDS),
     )
     open_database(postgres_url).dispose()  # migrated before the processes start
-    warm_index_cache()
     worker = Process(
         ["worker", "--concurrency", str(POOL_PROCESSES)], env, folder / "worker.log"
     )
@@ -100,13 +92,6 @@ def ai_stack(tmp_path_factory, postgres_url, fake_upstream_server: FakeUpstream)
         for process in (front, worker):
             process.stop()
         delete_redis_keys(namespace)
-
-
-def warm_index_cache() -> None:
-    """Build the indexes' cache here if it is cold (the taxonomy code changed),
-    so that the pool processes load it rather than each build it at once."""
-    for name in TAXONOMY_NAMES:
-        load_index(TAXONOMY_DIR, name, INDEX_CACHE_DIR)
 
 
 def wait_until_classifying(stack: Stack, worker: Process) -> None:
