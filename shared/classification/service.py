@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from typing import Mapping
+from collections import defaultdict
+from typing import Mapping, Sequence
 
 from shared.ai.errors import AIRateLimited
 from shared.ai.models import Selector
@@ -21,6 +22,7 @@ from shared.credits import service as credits
 from shared.credits.models import NOTE_FOUND, NOTE_NOT_FOUND
 from shared.db.session import Database
 from shared.settings import Settings
+from shared.taxonomy.models import Candidate
 from shared.taxonomy.search import CandidateIndex
 from shared.taxonomy.service import load_index
 
@@ -44,6 +46,38 @@ class Classifier:
         candidates = index.candidates(
             request.product, limit=self.candidate_count, leafs_only=request.leafs_only
         )
+        return self._decide(request, candidates)
+
+    def classify_many(
+        self, requests: Sequence[ClassificationRequest]
+    ) -> list[ClassificationResult]:
+        """`classify()` of each request, in order, with candidates generated in batches.
+
+        Requests sharing a taxonomy and `leafs_only` get their candidates from one
+        `candidates_many` call; the selector then runs item by item, in order, and
+        an AIError it raises propagates, as from `classify()`.
+        """
+        candidates: list[list[Candidate]] = [[] for _ in requests]
+        groups: dict[tuple[str, bool], list[int]] = defaultdict(list)
+        for position, request in enumerate(requests):
+            groups[(request.taxonomy, request.leafs_only)].append(position)
+        for (taxonomy, leafs_only), positions in groups.items():
+            found = self.indexes[taxonomy].candidates_many(
+                [requests[position].product for position in positions],
+                limit=self.candidate_count,
+                leafs_only=leafs_only,
+            )
+            for position, item_candidates in zip(positions, found):
+                candidates[position] = item_candidates
+        return [
+            self._decide(request, item_candidates)
+            for request, item_candidates in zip(requests, candidates)
+        ]
+
+    def _decide(
+        self, request: ClassificationRequest, candidates: list[Candidate]
+    ) -> ClassificationResult:
+        """The selector's choice among the candidates, or the fallback."""
         if not candidates:
             return ClassificationResult(category=None, confidence=CONFIDENCE_NONE)
         decision = self.selector.select(

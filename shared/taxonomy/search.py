@@ -16,6 +16,7 @@ the dev set, see docs/classification.md):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
@@ -36,6 +37,10 @@ DEPTH_PENALTY = 2.0
 # Raw scores map to [0, 1] as s / (s + SCORE_HALF_POINT), so a raw score of
 # this size (a full name match, a good BM25 score, close embeddings) reads as 0.5.
 SCORE_HALF_POINT = 60.0
+# Products scored together by candidates_many: enough for the encoder to
+# stream its weights once for many texts, while the (products x categories)
+# score matrix stays a few megabytes.
+BATCH_SIZE = 64
 
 
 @dataclass(frozen=True)
@@ -52,27 +57,39 @@ class CandidateIndex:
     sentence_embedder: SentenceEmbedder
     depths: np.ndarray
 
-    def raw_scores(self, product: str) -> np.ndarray:
-        """Fused scores of every category; all zero when the text has no letter at all.
+    def raw_scores_many(self, products: Sequence[str]) -> np.ndarray:
+        """Fused scores of every category, one row per product.
 
-        Text in scripts the lexical side does not read (Hebrew, Thai, ...) is
-        still scored by its embeddings. Scores are never negative.
+        A row is all zero when its text has no letter at all. Text in scripts
+        the lexical side does not read (Hebrew, Thai, ...) is still scored by
+        its embeddings. Scores are never negative. The encoders and the
+        similarity products run once for the whole batch: the sentence
+        encoder streams its weights once for many texts.
         """
-        if not any(char.isalpha() for char in clean(product)):
-            return np.zeros(len(self.ids), dtype=np.float32)
+        scores = np.zeros((len(products), len(self.ids)), dtype=np.float32)
+        rows = [row for row, product in enumerate(products) if _has_letters(product)]
+        if not rows:
+            return scores
+        texts = [products[row] for row in rows]
+        titles = self.embedder.embed([clean(split_listing(text)[0]) for text in texts])
+        sentences = self.sentence_embedder.embed([semantic_text(text) for text in texts])
+        dense = (
+            EMBEDDING_WEIGHT * np.maximum(titles @ self.vectors.T, 0.0)
+            + SEMANTIC_WEIGHT * np.maximum(sentences @ self.sentence_vectors.T, 0.0)
+            - DEPTH_PENALTY * self.depths
+        )
+        for position, (row, text) in enumerate(zip(rows, texts)):
+            scores[row] = dense[position] + self._lexical_scores(text)
+        return np.maximum(scores, 0.0, out=scores)
+
+    def _lexical_scores(self, product: str) -> np.ndarray:
         query = query_terms(product)
         present = {term: 1.0 for term in query}
-        title_vector = self.embedder.embed([clean(split_listing(product)[0])])[0]
-        sentence_vector = self.sentence_embedder.embed([semantic_text(product)])[0]
-        scores = (
+        return (
             NAME_WEIGHT * self.names.scores(query)
             + PATH_WEIGHT * self.paths.scores(query)
             + COVERAGE_WEIGHT * np.minimum(self.coverage.scores(present), 1.0)
-            + EMBEDDING_WEIGHT * np.maximum(self.vectors @ title_vector, 0.0)
-            + SEMANTIC_WEIGHT * np.maximum(self.sentence_vectors @ sentence_vector, 0.0)
-            - DEPTH_PENALTY * self.depths
         )
-        return np.maximum(scores, 0.0)
 
     def candidates(
         self, product: str, *, limit: int = DEFAULT_LIMIT, leafs_only: bool = False
@@ -81,17 +98,42 @@ class CandidateIndex:
 
         None when the text holds no letter at all (only numbers or symbols).
         """
-        scores = self.raw_scores(product)
-        if not scores.any():
-            return []
+        return self.candidates_many([product], limit=limit, leafs_only=leafs_only)[0]
+
+    def candidates_many(
+        self, products: Sequence[str], *, limit: int = DEFAULT_LIMIT, leafs_only: bool = False
+    ) -> list[list[Candidate]]:
+        """`candidates()` of each product, computed in batches (cheaper per product)."""
+        return [
+            candidates
+            for start in range(0, len(products), BATCH_SIZE)
+            for candidates in self._candidates_batch(
+                products[start : start + BATCH_SIZE], limit, leafs_only
+            )
+        ]
+
+    def _candidates_batch(
+        self, products: Sequence[str], limit: int, leafs_only: bool
+    ) -> list[list[Candidate]]:
+        scores = self.raw_scores_many(products)
+        found = scores.any(axis=1)
         if leafs_only:
-            scores = np.where(self.leaf_mask, scores, -np.inf)
+            scores[:, ~self.leaf_mask] = -np.inf
         categories = self.taxonomy.categories
         return [
-            Candidate(categories[self.ids[i]], _relevance(float(scores[i])))
-            for i in _top(scores, limit)
-            if np.isfinite(scores[i])
+            [
+                Candidate(categories[self.ids[i]], _relevance(float(row[i])))
+                for i in _top(row, limit)
+                if np.isfinite(row[i])
+            ]
+            if has_any
+            else []
+            for row, has_any in zip(scores, found)
         ]
+
+
+def _has_letters(product: str) -> bool:
+    return any(char.isalpha() for char in clean(product))
 
 
 def _top(scores: np.ndarray, limit: int) -> np.ndarray:

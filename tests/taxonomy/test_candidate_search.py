@@ -1,5 +1,7 @@
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 PILLOW = "Velvet Throw Pillow 18x18\nA soft decorative pillow for the sofa, &quot;navy&quot; cover, SKU TP-1818"
 
 
@@ -58,3 +60,35 @@ def test_sentence_embeddings_read_listings_no_alias_translates(google_index):
     # No translated name of "Cat Toys" is in the fixture: only the multilingual
     # sentence encoder can tell that "juguete para gato" is one.
     assert google_index.candidates("Juguete de peluche para gato")[0].category.name == "Cat Toys"
+
+
+BATCH = [
+    PILLOW,
+    "Kids bicycle helmet, adjustable",
+    "12345 &amp; 678",
+    "Florero de cerámica blanco",
+    "Juguete de peluche para gato",
+    "לוח שבועי",
+]
+
+
+def _same_candidates(many, one_by_one):
+    assert [[c.category.id for c in found] for found in many] == [
+        [c.category.id for c in found] for found in one_by_one
+    ]
+    for found, expected in zip(many, one_by_one):
+        assert [c.score for c in found] == pytest.approx([c.score for c in expected], abs=1e-6)
+
+
+@pytest.mark.parametrize("leafs_only", [False, True])
+def test_candidates_many_gives_what_candidates_gives_one_by_one(shopify_index, leafs_only):
+    many = shopify_index.candidates_many(BATCH, limit=6, leafs_only=leafs_only)
+    one_by_one = [shopify_index.candidates(p, limit=6, leafs_only=leafs_only) for p in BATCH]
+    _same_candidates(many, one_by_one)
+    assert many[2] == []
+
+
+def test_candidates_many_splits_long_inputs_into_batches(google_index, monkeypatch):
+    monkeypatch.setattr("shared.taxonomy.search.BATCH_SIZE", 4)
+    _same_candidates(google_index.candidates_many(BATCH), [google_index.candidates(p) for p in BATCH])
+    assert google_index.candidates_many([]) == []
