@@ -22,7 +22,7 @@ from shared.taxonomy.files import (
 )
 from shared.taxonomy.lexical import TermIndex, bm25_index, coverage_index
 from shared.taxonomy.models import Taxonomy
-from shared.taxonomy.search import CandidateIndex
+from shared.taxonomy.search import TAXONOMY_WEIGHTS, CandidateIndex
 from shared.taxonomy.sentences import shared_sentence_embedder
 from shared.taxonomy.text import clean
 
@@ -86,4 +86,5 @@ def index_from_arrays(taxonomy: Taxonomy, arrays: dict[str, np.ndarray]) -> Cand
         sentence_vectors=arrays["sentence_vectors"],
         sentence_embedder=shared_sentence_embedder(),
         depths=np.array([category.depth for category in categories], dtype=np.float32),
+        weights=TAXONOMY_WEIGHTS[taxonomy.name],
     )
