@@ -23,6 +23,7 @@ import numpy as np
 from shared.taxonomy.embeddings import StaticEmbedder
 from shared.taxonomy.files import GOOGLE, SHOPIFY
 from shared.taxonomy.lexical import TermIndex
+from shared.taxonomy.lowrank import LowRankVectors
 from shared.taxonomy.models import Candidate, Taxonomy
 from shared.taxonomy.query import query_terms, semantic_text, split_listing
 from shared.taxonomy.sentences import SentenceEmbedder
@@ -68,7 +69,7 @@ class CandidateIndex:
     coverage: TermIndex
     vectors: np.ndarray
     embedder: StaticEmbedder
-    sentence_vectors: np.ndarray
+    sentence_vectors: LowRankVectors
     sentence_embedder: SentenceEmbedder
     depths: np.ndarray
     weights: FusionWeights
@@ -89,7 +90,7 @@ class CandidateIndex:
         texts = [products[row] for row in rows]
         weights = self.weights
         sentences = self.sentence_embedder.embed([semantic_text(text) for text in texts])
-        dense = weights.sentence * np.maximum(sentences @ self.sentence_vectors.T, 0.0)
+        dense = weights.sentence * np.maximum(self.sentence_vectors.similarities(sentences), 0.0)
         dense -= weights.depth_penalty * self.depths
         if weights.static_embedding:
             titles = self.embedder.embed([clean(split_listing(text)[0]) for text in texts])

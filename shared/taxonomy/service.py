@@ -21,6 +21,7 @@ from shared.taxonomy.files import (
     read_text,
 )
 from shared.taxonomy.lexical import TermIndex, bm25_index, coverage_index
+from shared.taxonomy.lowrank import LowRankVectors
 from shared.taxonomy.models import Taxonomy
 from shared.taxonomy.search import TAXONOMY_WEIGHTS, CandidateIndex
 from shared.taxonomy.sentences import shared_sentence_embedder
@@ -30,8 +31,10 @@ logger = logging.getLogger(__name__)
 
 TAXONOMY_FILES = {GOOGLE: GOOGLE_FILE, SHOPIFY: SHOPIFY_FILE}
 PARSERS = {GOOGLE: parse_google, SHOPIFY: parse_shopify}
+# Dimensions the category sentence vectors keep (of 512), part of the cache key: see lowrank.py.
+SENTENCE_RANK = 256
 # Bump whenever what goes into the index changes, so old caches are ignored.
-INDEX_FORMAT = "3"
+INDEX_FORMAT = "4"
 
 
 def taxonomy_file(taxonomy_dir: Path, name: str) -> Path:
@@ -49,7 +52,7 @@ def load_index(taxonomy_dir: Path, name: str, cache_dir: Path) -> CandidateIndex
     """The candidate index of a taxonomy, from the cache when its files are unchanged."""
     taxonomy = load_taxonomy(taxonomy_dir, name)
     inputs = [taxonomy_file(taxonomy_dir, name), *source_files(taxonomy_dir)]
-    key = cache.content_key(inputs, INDEX_FORMAT)
+    key = cache.content_key(inputs, f"{INDEX_FORMAT}-rank{SENTENCE_RANK}")
     cache_path = cache_dir / f"{name.lower()}-{key[:24]}.npz"
     arrays = cache.read(cache_path)
     if arrays is None:
@@ -66,9 +69,12 @@ def build_arrays(taxonomy: Taxonomy, taxonomy_dir: Path) -> dict[str, np.ndarray
         **bm25_index([doc.path for doc in documents]).to_arrays("paths_"),
         **coverage_index([doc.own_name for doc in documents]).to_arrays("coverage_"),
         "vectors": shared_embedder().embed([doc.embedding_text for doc in documents]),
-        "sentence_vectors": shared_sentence_embedder().embed(
-            [clean(category.name) for category in taxonomy.categories.values()]
-        ),
+        **LowRankVectors.fit(
+            shared_sentence_embedder().embed(
+                [clean(category.name) for category in taxonomy.categories.values()]
+            ),
+            SENTENCE_RANK,
+        ).to_arrays("sentence_"),
     }
 
 
@@ -83,7 +89,7 @@ def index_from_arrays(taxonomy: Taxonomy, arrays: dict[str, np.ndarray]) -> Cand
         coverage=TermIndex.from_arrays(arrays, "coverage_"),
         vectors=arrays["vectors"],
         embedder=shared_embedder(),
-        sentence_vectors=arrays["sentence_vectors"],
+        sentence_vectors=LowRankVectors.from_arrays(arrays, "sentence_"),
         sentence_embedder=shared_sentence_embedder(),
         depths=np.array([category.depth for category in categories], dtype=np.float32),
         weights=TAXONOMY_WEIGHTS[taxonomy.name],
