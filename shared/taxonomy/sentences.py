@@ -37,6 +37,9 @@ MAX_LEFT = max(left for _, left in ORDERS)
 # Distinct tokens whose work is kept. A token takes 6.6 KB (float16), so
 # 8,192 take 54 MB; a few hundred listings use ~3,000 distinct tokens.
 TOKEN_CACHE_SIZE = 8192
+# Distinct words whose segmentation is kept (a few MB).
+WORD_CACHE_SIZE = 65536
+WORD_START = "\u2581"
 # Token rows per forward pass: weight matrices are streamed once per pass, and
 # the working set stays a few megabytes.
 TOKEN_BUDGET = 384
@@ -51,13 +54,12 @@ class SentenceEmbedder:
         self.weights = package._model
         self.first_convolutions = [_by_window_position(w, n) for w, (n, _) in zip(self.weights.w1, ORDERS)]
         self.cache = TokenCache(cache_size, self._token_features)
+        self._word_pieces = lru_cache(maxsize=WORD_CACHE_SIZE)(self.tokenizer._viterbi)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Unit vectors, one float32 row per text."""
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
-        tokens = [
-            self.tokenizer.encode(text, out_type=int, add_bos=True, add_eos=True) for text in texts
-        ]
+        tokens = [self._token_ids(text) for text in texts]
         first, budget = 0, 0
         for end, ids in enumerate(tokens):
             if budget and budget + len(ids) > TOKEN_BUDGET:
@@ -67,6 +69,23 @@ class SentenceEmbedder:
         if first < len(texts):
             out[first:] = self._forward(tokens[first:])
         return out
+
+    def _token_ids(self, text: str) -> list[int]:
+        """The package tokenizer's ids (with BOS and EOS), segmenting each word once.
+
+        SentencePiece marks word starts with U+2581 and no piece of this
+        vocabulary holds one past its first character, so every word start
+        cuts the Viterbi lattice: segmenting words apart gives the same ids,
+        and a word seen before costs a dictionary look-up instead of a
+        pure-Python Viterbi pass.
+        """
+        tokenizer = self.tokenizer
+        normalized = tokenizer._normalizer.normalize(text)
+        if not normalized:
+            pieces = [tokenizer._unk_id]
+        else:
+            pieces = [piece for word in _words(normalized) for piece in self._word_pieces(word)]
+        return [tokenizer._bos_id, *pieces, tokenizer._eos_id]
 
     def _token_features(self, ids: np.ndarray) -> np.ndarray:
         """Per token: projected features (768) then first-convolution products (2,560)."""
@@ -161,6 +180,12 @@ class TokenCache:
         first = len(self.slots)
         self.table[first : first + len(ids)] = rows
         self.slots.update(zip(ids, range(first, first + len(ids))))
+
+
+def _words(normalized: str) -> list[str]:
+    """`normalized` cut before every word-start mark (U+2581)."""
+    first, *rest = normalized.split(WORD_START)
+    return ([first] if first else []) + [WORD_START + word for word in rest]
 
 
 def _by_window_position(convolution: np.ndarray, order: int) -> np.ndarray:

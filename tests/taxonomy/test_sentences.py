@@ -45,3 +45,12 @@ def test_a_text_longer_than_the_cache_is_computed_uncached(reference):
     vectors = embedder.embed(TEXTS[:1])
     assert float(vectors[0] @ reference[0]) == pytest.approx(1.0, abs=1e-4)
     assert embedder.cache.slots == {}
+
+
+def test_token_ids_are_the_package_tokenizers():
+    embedder = SentenceEmbedder()
+    texts = TEXTS + ["", "  spaced   out  ", "x", "Ⅻ ﬁle 東京タワー", "a▁b"]
+    for text in texts * 2:  # the second round reads the word cache
+        assert embedder._token_ids(text) == embedder.tokenizer.encode(
+            text, out_type=int, add_bos=True, add_eos=True
+        )
