@@ -49,7 +49,7 @@ class SentenceEmbedder:
     """Unit 512-d vectors of texts. Thread-safe: the token cache has a lock."""
 
     def __init__(self, cache_size: int = TOKEN_CACHE_SIZE) -> None:
-        package = USE(threads=1)
+        package = USE()  # its weights and tokenizer; the forward pass is below
         self.tokenizer = package._tokenizer
         self.weights = package._model
         self.first_convolutions = [_by_window_position(w, n) for w, (n, _) in zip(self.weights.w1, ORDERS)]
