@@ -37,8 +37,8 @@ MAX_LEFT = max(left for _, left in ORDERS)
 # Distinct tokens whose work is kept. A token takes 6.6 KB (bfloat16), so
 # 8,192 take 54 MB; a few hundred listings use ~3,000 distinct tokens.
 TOKEN_CACHE_SIZE = 8192
-# Distinct words whose segmentation is kept (a few MB).
-WORD_CACHE_SIZE = 65536
+# Distinct words whose segmentation is kept (~250 bytes each, 4 MB in all).
+WORD_CACHE_SIZE = 16384
 WORD_START = "\u2581"
 # Token rows per forward pass: weight matrices are streamed once per pass, and
 # the working set stays a few megabytes.
