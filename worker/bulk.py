@@ -8,13 +8,9 @@ positions only: Flower shows "job=... chunk=... items=a-b", never a product.
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import logging
-import os
 import threading
 import time
-from typing import Callable
 
 import redis
 from celery.signals import worker_init, worker_process_init
@@ -24,7 +20,8 @@ from shared.jobs import runner, service
 from shared.jobs.service import Chunk
 from shared.settings import Settings
 from worker import runtime
-from worker.celery_app import INTERACTIVE_QUEUE, app
+from worker.celery_app import app
+from worker.priority import idle_priority
 
 logger = logging.getLogger(__name__)
 
@@ -42,47 +39,17 @@ BULK_QUEUE = "bulk"
 )
 def run_chunk(self, job_id: str, index: int, start: int, stop: int) -> None:
     current = runtime.current()
-    with _idle_priority():
+    with idle_priority():
         run = runner.run_chunk(
             current.database,
             current.classifier,
             Chunk(job_id, index, start, stop),
             claimer=self.request.id,
             deadline_seconds=current.settings.job_deadline_seconds,
-            interactive_waiting=_interactive_waiting(current.settings),
         )
     send(run.next_chunks)
     if run.retry_after is not None:
         raise self.retry(countdown=run.retry_after)
-
-
-@contextlib.contextmanager
-def _idle_priority():
-    """Run bulk work only on CPU time nothing else wants (Linux SCHED_IDLE).
-
-    The front, the database and interactive classifications on the same
-    machine then go first; the thread returns to the normal policy after,
-    which Linux allows without privileges.
-    """
-    if not hasattr(os, "SCHED_IDLE"):
-        yield
-        return
-    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-    try:
-        yield
-    finally:
-        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
-
-
-@functools.cache
-def _interactive_waiting(settings: Settings) -> Callable[[], bool]:
-    """Whether synchronous requests wait in the broker (Redis); the embedded mode never yields."""
-    if not settings.shared_redis_url:
-        return runner.never
-    client = redis.Redis.from_url(settings.shared_redis_url)
-    # The queue's list, under the namespace the broker prefixes every key with.
-    queue_key = f"{settings.redis_namespace}:{INTERACTIVE_QUEUE}"
-    return lambda: client.llen(queue_key) > 0
 
 
 def send(chunks: list[Chunk]) -> None:

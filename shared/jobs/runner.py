@@ -1,10 +1,7 @@
 """Running one chunk of a job: claim its items, classify each distinct request once, settle.
 
 Classification happens outside any transaction: the database holds the job
-row's lock only for the short claim and settle steps. Between batches the
-chunk asks whether interactive requests are waiting; if so it stops there and
-hands the rest back to the queue, so a synchronous call never waits for a
-whole chunk.
+row's lock only for the short claim and settle steps.
 """
 
 from __future__ import annotations
@@ -12,7 +9,6 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Callable
 
 from shared.classification.messages import INTERNAL_ERROR, RATE_LIMITED
 from shared.ai.errors import AIRateLimited
@@ -25,30 +21,16 @@ from shared.jobs.service import Chunk, ClaimedItem, ItemEnd
 
 logger = logging.getLogger(__name__)
 
-# Items classified between two looks at the interactive queue: large enough
-# for batching to pay, small enough that a waiting request is served soon.
-YIELD_CHECK_ITEMS = 16
-
-
-def never() -> bool:
-    return False
-
 
 @dataclass(frozen=True, slots=True)
 class ChunkRun:
     next_chunks: list[Chunk]
-    # Set when the chunk's rest went back on the queue: after the wait the
-    # upstream AI asked for, or at once when it made way for interactive work.
+    # Set when the upstream AI asked to wait: the chunk's rest goes back on the queue.
     retry_after: float | None = None
 
 
 def run_chunk(
-    database: Database,
-    classifier: Classifier,
-    chunk: Chunk,
-    claimer: str,
-    deadline_seconds: int,
-    interactive_waiting: Callable[[], bool] = never,
+    database: Database, classifier: Classifier, chunk: Chunk, claimer: str, deadline_seconds: int
 ) -> ChunkRun:
     with database.session() as session:
         items = service.claim_chunk(session, chunk, claimer)
@@ -59,37 +41,28 @@ def run_chunk(
         originals = {item.duplicate_of for item in items if item.duplicate_of is not None}
         answers = service.known_answers(session, chunk.job_id, originals - mine)
         deadline = service.deadline_of(session, chunk.job_id, deadline_seconds)
-    ends, release, retry_after = _classify(
-        classifier, items, answers, deadline, interactive_waiting
-    )
+    ends, release, retry_after = _classify(classifier, items, answers, deadline)
     with database.session() as session:
         next_chunks = service.settle_chunk(session, chunk, ends, release)
     return ChunkRun(next_chunks, retry_after)
 
 
 def _classify(
-    classifier: Classifier,
-    items: list[ClaimedItem],
-    answers: dict[int, dict],
-    deadline: datetime,
-    interactive_waiting: Callable[[], bool] = never,
+    classifier: Classifier, items: list[ClaimedItem], answers: dict[int, dict], deadline: datetime
 ) -> tuple[list[ItemEnd], list[int], float | None]:
-    """(ends, positions to give back to the queue, seconds before the rest runs again)."""
+    """(ends, positions to give back to the queue, seconds the upstream asked to wait)."""
     ends: list[ItemEnd] = []
     try:
-        finished = _classify_distinct(classifier, items, answers, interactive_waiting)
+        _classify_distinct(classifier, items, answers)
     except AIRateLimited as exc:
         # Nothing of the batch is kept: the unanswered items go back to the queue.
-        answered, rest = _split_answered(items, answers)
-        return _rate_limited(answered, rest, deadline, exc.retry_after)
+        first = next(number for number, item in enumerate(items) if _key(item) not in answers)
+        ends = [ItemEnd(item.position, ITEM_DONE, answers[_key(item)]) for item in items[:first]]
+        return _rate_limited(ends, items[first:], deadline, exc.retry_after)
     except Exception:
         # One item broke the batch: the loop below classifies the rest one at a
         # time, so that only the failing item fails.
         logger.exception("bulk batch failed (%s); classifying its items one by one", type(classifier).__name__)
-    else:
-        if not finished:
-            answered, rest = _split_answered(items, answers)
-            return answered, [item.position for item in rest], 0.0
     for number, item in enumerate(items):
         key = _key(item)
         if key not in answers:
@@ -105,34 +78,11 @@ def _classify(
     return ends, [], None
 
 
-def _classify_distinct(
-    classifier: Classifier,
-    items: list[ClaimedItem],
-    answers: dict[int, dict],
-    interactive_waiting: Callable[[], bool],
-) -> bool:
-    """Answer the chunk's distinct unanswered requests in batches (candidates are cheaper so).
-
-    False when it stopped early to make way for interactive work.
-    """
+def _classify_distinct(classifier: Classifier, items: list[ClaimedItem], answers: dict[int, dict]) -> None:
+    """Answer every distinct unanswered request of the chunk in one batch (candidates are cheaper so)."""
     pending = {_key(item): item.request for item in items if _key(item) not in answers}
-    keys = list(pending)
-    for start in range(0, len(keys), YIELD_CHECK_ITEMS):
-        if start and interactive_waiting():
-            return False
-        batch = keys[start : start + YIELD_CHECK_ITEMS]
-        results = classifier.classify_many([pending[key] for key in batch])
-        answers.update((key, result.to_response()) for key, result in zip(batch, results))
-    return True
-
-
-def _split_answered(
-    items: list[ClaimedItem], answers: dict[int, dict]
-) -> tuple[list[ItemEnd], list[ClaimedItem]]:
-    """The items whose answer is known, ended as done, and the others, in order."""
-    answered = [ItemEnd(item.position, ITEM_DONE, answers[_key(item)]) for item in items if _key(item) in answers]
-    rest = [item for item in items if _key(item) not in answers]
-    return answered, rest
+    results = classifier.classify_many(list(pending.values()))
+    answers.update((key, result.to_response()) for key, result in zip(pending, results))
 
 
 def _key(item: ClaimedItem) -> int:

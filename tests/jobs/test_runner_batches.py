@@ -9,7 +9,7 @@ from shared.ai.errors import AIRateLimited
 from shared.classification.models import CONFIDENCE_NONE, ClassificationRequest, ClassificationResult
 from shared.db.base import utcnow
 from shared.jobs.models import ITEM_DONE, ITEM_FAILED
-from shared.jobs.runner import YIELD_CHECK_ITEMS, _classify
+from shared.jobs.runner import _classify
 from shared.jobs.service import ClaimedItem
 
 ANSWER = ClassificationResult(category=None, confidence=CONFIDENCE_NONE)
@@ -64,33 +64,11 @@ def test_a_failing_item_fails_alone():
 def test_rate_limited_batch_hands_back_the_unanswered_items():
     classifier = FakeClassifier(broken="b", error=AIRateLimited(retry_after=3.0))
     ends, release, retry = _classify(classifier, CHUNK, {90: {}}, LATER)
-    # Only the item whose answer was known before (a duplicate of another chunk's) ends.
-    assert [(end.position, end.status) for end in ends] == [(4, ITEM_DONE)]
-    assert (release, retry) == ([0, 1, 2, 3], 3.0)
+    assert (ends, release, retry) == ([], [0, 1, 2, 3, 4], 3.0)
     assert classifier.singles == []
 
 
 def test_rate_limited_past_the_deadline_fails_the_unanswered_items():
     classifier = FakeClassifier(broken="b", error=AIRateLimited(retry_after=3.0))
     ends, release, _ = _classify(classifier, CHUNK, {90: {}}, utcnow() - timedelta(seconds=1))
-    statuses = {end.position: end.status for end in ends}
-    assert statuses == {0: ITEM_FAILED, 1: ITEM_FAILED, 2: ITEM_FAILED, 3: ITEM_FAILED, 4: ITEM_DONE}
-    assert release == []
-
-
-def test_waiting_interactive_work_stops_the_chunk_after_a_batch():
-    classifier = FakeClassifier()
-    chunk = [item(n, f"product {n}") for n in range(YIELD_CHECK_ITEMS * 3)]
-    ends, release, retry = _classify(classifier, chunk, {}, LATER, interactive_waiting=lambda: True)
-    assert len(classifier.batches) == 1
-    assert [end.position for end in ends] == list(range(YIELD_CHECK_ITEMS))
-    assert release == list(range(YIELD_CHECK_ITEMS, YIELD_CHECK_ITEMS * 3))
-    assert retry == 0.0
-
-
-def test_with_no_interactive_work_the_chunk_runs_to_the_end_in_batches():
-    classifier = FakeClassifier()
-    chunk = [item(n, f"product {n}") for n in range(YIELD_CHECK_ITEMS * 2 + 1)]
-    ends, release, retry = _classify(classifier, chunk, {}, LATER, interactive_waiting=lambda: False)
-    assert [len(batch) for batch in classifier.batches] == [YIELD_CHECK_ITEMS, YIELD_CHECK_ITEMS, 1]
-    assert len(ends) == len(chunk) and (release, retry) == ([], None)
+    assert [end.status for end in ends] == [ITEM_FAILED] * 5 and release == []
