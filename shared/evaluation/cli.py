@@ -1,7 +1,8 @@
-"""`taxonomist eval FILE.jsonl`: accuracy and speed of the local pipeline on labelled listings.
+"""`taxonomist eval FILE.jsonl`: accuracy and speed of the pipeline on labelled listings.
 
-Runs the same Classifier the service runs, in-process, with the local
-selector: no HTTP, no credits, no network. One report per taxonomy; with
+Runs the same Classifier the service runs, in-process, with the selector
+AI_PROVIDER names (the local one by default: then no network at all); no
+HTTP, no credits. One report per taxonomy; with
 --json the report's figures also follow as one JSON line per taxonomy
 (Google first, then Shopify), so the last line is the last taxonomy's.
 """
@@ -13,7 +14,8 @@ import json
 import sys
 from pathlib import Path
 
-from shared.ai.local import LocalSelector
+from shared.ai.errors import AIError
+from shared.ai.service import build_selector
 from shared.classification.models import TAXONOMY_NAMES
 from shared.classification.service import Classifier
 from shared.evaluation.metrics import summarize
@@ -62,16 +64,14 @@ def main(args: argparse.Namespace) -> int:
         indexes = {
             name: load_index(taxonomy_dir, name, settings.index_cache_dir()) for name in names
         }
-        classifier = Classifier(
-            indexes, LocalSelector(settings.local_confidence_threshold), settings.candidate_count
-        )
+        classifier = Classifier(indexes, build_selector(settings), settings.candidate_count)
         summaries = []
         for name in names:
             outcomes = run(
                 classifier, [i for i in items if i.taxonomy == name], fallback=args.fallback
             )
             summaries.append(summarize(outcomes, indexes[name].taxonomy.version))
-    except (ConfigurationError, TaxonomyError, EvaluationFileError) as exc:
+    except (ConfigurationError, TaxonomyError, EvaluationFileError, AIError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     for name, summary in zip(names, summaries):
