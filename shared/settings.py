@@ -106,6 +106,9 @@ class Settings:
         config = Config(environ=dict(os.environ if environ is None else environ))
         taxonomy_dir = config("TAXONOMY_DIR", default=None)
         cache_dir = config("TAXONOMIST_CACHE_DIR", default=None)
+        xdg_cache_home = config("XDG_CACHE_HOME", default=None)
+        if not cache_dir and xdg_cache_home:
+            cache_dir = str(Path(xdg_cache_home) / "taxonomist")
         threshold = config("LOCAL_CONFIDENCE_THRESHOLD", default=None)
         try:
             settings = cls(
@@ -197,7 +200,4 @@ class Settings:
 
     def index_cache_dir(self) -> Path:
         """Where built search indexes are cached (keyed by file hash)."""
-        if self.cache_dir is not None:
-            return self.cache_dir
-        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        return Path(base) / "taxonomist"
+        return self.cache_dir or Path.home() / ".cache" / "taxonomist"
