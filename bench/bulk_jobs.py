@@ -5,7 +5,7 @@ WORKERS `taxonomist worker` processes (one pool process each) on PostgreSQL
 and Redis, the local selector. Interactive calls go on sequentially while the
 job runs; their median is compared with the median when idle.
 
-    TAXONOMY_DIR=../shared/taxonomies python bench/bulk_jobs.py [--items 20000]
+    TAXONOMY_DIR=../shared/taxonomies python bench/bulk_jobs.py [--items 20000] [--interactive-only 1]
 """
 
 from __future__ import annotations
@@ -148,6 +148,12 @@ def run_job(url: str, key: str, items: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=20_000)
+    parser.add_argument(
+        "--interactive-only",
+        type=int,
+        default=0,
+        help="how many of the worker processes serve only the interactive queue",
+    )
     args = parser.parse_args()
     if not os.environ.get("TAXONOMY_DIR"):
         sys.exit("Set TAXONOMY_DIR to the folder of the taxonomy files.")
@@ -176,7 +182,12 @@ def main() -> None:
             front = Service(env, Path(folder) / "front.log")
             processes.append(front)
             workers = [
-                Process(["worker", "--concurrency", "1", "--loglevel", "WARNING"], env, Path(folder) / f"worker-{n}.log")
+                Process(
+                    ["worker", "--concurrency", "1", "--loglevel", "WARNING",
+                     *(["--queues", "interactive"] if n < args.interactive_only else [])],
+                    env,
+                    Path(folder) / f"worker-{n}.log",
+                )
                 for n in range(WORKERS)
             ]
             processes += workers
@@ -199,16 +210,22 @@ def main() -> None:
             process.stop()
         with admin.connect() as connection:
             connection.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
-    report(args.items, figures, memory, idle, probe.latencies, alone_ms)
+    report(args.items, figures, memory, idle, probe.latencies, alone_ms, args.interactive_only)
 
 
 def report(
-    items: int, figures: dict, memory: dict, idle: list[float], busy: list[float], alone_ms: float
+    items: int,
+    figures: dict,
+    memory: dict,
+    idle: list[float],
+    busy: list[float],
+    alone_ms: float,
+    interactive_only: int,
 ) -> None:
     job = figures["job"]
     idle_median, busy_median = statistics.median(idle), statistics.median(busy)
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; "
-          f"{WORKERS} worker processes; local selector")
+          f"{WORKERS} worker processes ({interactive_only} of them interactive only); local selector")
     print(f"classifier alone: {alone_ms:.2f} ms/item, so at most "
           f"{WORKERS * 1000 / alone_ms:.0f} items/s for {WORKERS} processes")
     print(f"job: {items} items, status {job['status']}, counts {job['counts']}, credits {job['credits']}")
