@@ -92,3 +92,8 @@ def test_candidates_many_splits_long_inputs_into_batches(google_index, monkeypat
     monkeypatch.setattr("shared.taxonomy.search.BATCH_SIZE", 4)
     _same_candidates(google_index.candidates_many(BATCH), [google_index.candidates(p) for p in BATCH])
     assert google_index.candidates_many([]) == []
+
+
+def test_google_prefers_the_category_naming_the_title_head_noun(google_index):
+    # A vase that goes with throw pillows is a vase.
+    assert google_index.candidates("Ceramic Vase for Throw Pillows Decor")[0].category.name == "Vases"
