@@ -81,10 +81,22 @@ def _aliases(taxonomy: Taxonomy, taxonomy_dir: Path) -> dict[str, list[str]]:
 
 def _shopify_localized_names(taxonomy_dir: Path) -> dict[str, list[str]]:
     names: dict[str, list[str]] = defaultdict(list)
+    for by_handle in shopify_names_by_language(taxonomy_dir).values():
+        for handle, name in by_handle.items():
+            names[handle].append(name)
+    return names
+
+
+def shopify_names_by_language(taxonomy_dir: Path) -> dict[str, dict[str, str]]:
+    """Shopify's translated category names: {language: {handle: name}}, languages sorted."""
+    names: dict[str, dict[str, str]] = {}
     for path in sorted((taxonomy_dir / SHOPIFY_LOCALIZED_DIR).glob("categories.*.txt.gz")):
+        language = path.name.removeprefix("categories.").removesuffix(".txt.gz")
         with gzip.open(path, "rt", encoding="utf-8") as lines:
-            for handle, localized_path in parse_shopify_lines(lines.read()):
-                names[handle].append(localized_path.rsplit(PATH_SEPARATOR, 1)[-1])
+            names[language] = {
+                handle: localized_path.rsplit(PATH_SEPARATOR, 1)[-1]
+                for handle, localized_path in parse_shopify_lines(lines.read())
+            }
     return names
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from shared.taxonomy import cache
-from shared.taxonomy.documents import build_documents, source_files
+from shared.taxonomy.documents import build_documents, shopify_names_by_language, source_files
 from shared.taxonomy.embeddings import shared_embedder
 from shared.taxonomy.errors import UnknownTaxonomy
 from shared.taxonomy.files import (
@@ -26,6 +26,7 @@ from shared.taxonomy.models import Taxonomy
 from shared.taxonomy.search import TAXONOMY_WEIGHTS, CandidateIndex
 from shared.taxonomy.sentences import shared_sentence_embedder
 from shared.taxonomy.text import clean
+from shared.taxonomy.translation import Translations
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +35,7 @@ PARSERS = {GOOGLE: parse_google, SHOPIFY: parse_shopify}
 # Dimensions the category sentence vectors keep (of 512), part of the cache key: see lowrank.py.
 SENTENCE_RANK = 256
 # Bump whenever what goes into the index changes, so old caches are ignored.
-INDEX_FORMAT = "4"
+INDEX_FORMAT = "5"
 
 
 def taxonomy_file(taxonomy_dir: Path, name: str) -> Path:
@@ -75,7 +76,16 @@ def build_arrays(taxonomy: Taxonomy, taxonomy_dir: Path) -> dict[str, np.ndarray
             ),
             SENTENCE_RANK,
         ).to_arrays("sentence_"),
+        **_translations(taxonomy, taxonomy_dir).to_arrays("translations_"),
     }
+
+
+def _translations(taxonomy: Taxonomy, taxonomy_dir: Path) -> Translations:
+    """Shopify's word table; none for Google, whose folds it did not move."""
+    if not TAXONOMY_WEIGHTS[taxonomy.name].translated_terms:
+        return Translations({})
+    english = {category.id: category.name for category in taxonomy.categories.values()}
+    return Translations.build(english, shopify_names_by_language(taxonomy_dir))
 
 
 def index_from_arrays(taxonomy: Taxonomy, arrays: dict[str, np.ndarray]) -> CandidateIndex:
@@ -92,5 +102,6 @@ def index_from_arrays(taxonomy: Taxonomy, arrays: dict[str, np.ndarray]) -> Cand
         sentence_vectors=LowRankVectors.from_arrays(arrays, "sentence_"),
         sentence_embedder=shared_sentence_embedder(),
         depths=np.array([category.depth for category in categories], dtype=np.float32),
+        translations=Translations.from_arrays(arrays, "translations_"),
         weights=TAXONOMY_WEIGHTS[taxonomy.name],
     )
