@@ -12,18 +12,10 @@ from shared.credits import service as credits
 from shared.db.session import Database
 from shared.settings import DEFAULT_MONTHLY_CREDITS
 from tests.conftest import Stack
+from tests.api.test_contract import RESPONSE_FIELDS as CONTRACT_FIELDS
 from tests.dashboard.browser import Dashboard
 
 ENDPOINT = "/api/v1/products/categorize"
-CONTRACT_FIELDS = {
-    "success",
-    "categoryFound",
-    "categoryId",
-    "categoryPath",
-    "categoryLine",
-    "categoryTags",
-    "confidenceLevel",
-}
 HOSTILE = "<script>window.pwned = true</script>"
 # Large enough that most of it is still queued when Cancel is pressed.
 BIG_JOB = 3_000
