@@ -13,11 +13,16 @@ from api.dashboard.sessions import context_of, sign_in, sign_out
 from shared.accounts import service as accounts
 from shared.accounts.errors import AccountExists, AccountNotFound
 from shared.accounts.passwords import check_password_rules, hash_password, verify_password
+from shared.accounts.service import RateLimits
 from shared.credits import service as credits
+from shared.ratelimit.accounts import retry_after_header
 
 OVERVIEW_PATH = "/dashboard"
 MAX_EMAIL_LENGTH = 320
 WRONG_CREDENTIALS = "The email or the password is wrong."
+# Password guessing is slowed per email address, across every front.
+SIGN_IN_LIMITS = RateLimits(per_minute=5, per_hour=20, per_day=50)
+TOO_MANY_ATTEMPTS = "Too many sign-in attempts for this email. Try again in {seconds} seconds."
 
 
 async def signup_page(request: Request) -> Response:
@@ -41,6 +46,11 @@ async def signin_page(request: Request) -> Response:
 
 async def signin(request: Request) -> Response:
     email, password = await _credentials(request)
+    subject = f"signin:{accounts.normalise_email(email)}"
+    wait = await context_of(request).limiter.hit(subject, SIGN_IN_LIMITS)
+    if wait is not None:
+        error = TOO_MANY_ATTEMPTS.format(seconds=retry_after_header(wait))
+        return render(request, "signin.html", email=email, error=error, status_code=429)
     account_id = await run_in_threadpool(_check_credentials, context_of(request), email, password)
     if account_id is None:
         return render(request, "signin.html", email=email, error=WRONG_CREDENTIALS, status_code=400)

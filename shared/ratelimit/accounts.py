@@ -45,6 +45,10 @@ return 0
 """
 
 
+# Whose requests are counted: an account id, or a key such as "signin:<email>".
+Subject = int | str
+
+
 def _windows(limits: RateLimits) -> list[tuple[int, float]]:
     return [(limits.per_minute, MINUTE), (limits.per_hour, HOUR), (limits.per_day, DAY)]
 
@@ -57,15 +61,15 @@ def retry_after_header(wait_seconds: float) -> str:
 class RedisAccountLimiter:
     def __init__(self, url: str, namespace: str) -> None:
         self._redis = aioredis.from_url(url)
-        self._key_prefix = f"{namespace}:ratelimit:account:"
+        self._key_prefix = f"{namespace}:ratelimit:"
         self._script = self._redis.register_script(_SLIDING_LOG)
 
-    async def hit(self, account_id: int, limits: RateLimits) -> float | None:
-        """Log a request; None when allowed, else the seconds to wait."""
+    async def hit(self, subject: Subject, limits: RateLimits) -> float | None:
+        """Log a request of `subject`; None when allowed, else the seconds to wait."""
         args: list = [int(time.time() * 1000), uuid.uuid4().hex]
         for limit, window in _windows(limits):
             args += [limit, int(window * 1000)]
-        wait_ms = await self._script(keys=[f"{self._key_prefix}{account_id}"], args=args)
+        wait_ms = await self._script(keys=[f"{self._key_prefix}{subject}"], args=args)
         return int(wait_ms) / 1000 if int(wait_ms) > 0 else None
 
     async def close(self) -> None:
@@ -74,13 +78,13 @@ class RedisAccountLimiter:
 
 class InProcessAccountLimiter:
     def __init__(self) -> None:
-        self._logs: dict[int, list[float]] = {}
+        self._logs: dict[Subject, list[float]] = {}
         self._lock = threading.Lock()
 
-    async def hit(self, account_id: int, limits: RateLimits) -> float | None:
+    async def hit(self, subject: Subject, limits: RateLimits) -> float | None:
         now = time.monotonic()
         with self._lock:
-            log = self._logs.setdefault(account_id, [])
+            log = self._logs.setdefault(subject, [])
             del log[: bisect.bisect_right(log, now - DAY)]
             wait = max(self._wait(log, now, limit, window) for limit, window in _windows(limits))
             if wait > 0:

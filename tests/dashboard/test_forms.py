@@ -8,6 +8,7 @@ from typing import Iterator
 
 import httpx
 
+from api.dashboard.account import SIGN_IN_LIMITS
 from shared.accounts import service as accounts
 from shared.accounts.passwords import hash_password
 from shared.credits import service as credits
@@ -112,3 +113,26 @@ def test_the_playground_applies_the_apis_validation(embedded: Stack):
             data={"csrf_token": token, "product": "Blue denim jacket", "taxonomy": "Amazon"},
         )
     assert page.status_code == 400 and "Field &#39;taxonomy&#39; must be" in page.text
+
+
+def test_password_guessing_is_slowed_per_email(embedded: Stack):
+    email = account_without_credits(embedded)
+    with embedded.client() as client:
+        token = csrf_token(client, "/dashboard/signin")
+
+        def attempt(password: str) -> httpx.Response:
+            return client.post(
+                "/dashboard/signin", data={"csrf_token": token, "email": email, "password": password}
+            )
+
+        wrong = [attempt(f"wrong password {n}").status_code for n in range(SIGN_IN_LIMITS.per_minute)]
+        refused = attempt(PASSWORD)
+    assert wrong == [400] * SIGN_IN_LIMITS.per_minute
+    # Even the right password waits: the limit does not tell a guesser when it hit.
+    assert refused.status_code == 429 and "Too many sign-in attempts" in refused.text
+    with embedded.client() as other:
+        token = csrf_token(other, "/dashboard/signin")
+        response = other.post(
+            "/dashboard/signin", data={"csrf_token": token, "email": new_email(), "password": PASSWORD}
+        )
+    assert response.status_code == 400
