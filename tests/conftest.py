@@ -79,6 +79,16 @@ def built_indexes():
         load_index(TAXONOMY_DIR, name, INDEX_CACHE_DIR)
 
 
+@pytest.fixture
+def redis_prefix():
+    """A key prefix no other test uses; its keys are deleted afterwards."""
+    prefix = f"taxonomist-test:{uuid.uuid4().hex}"
+    yield prefix
+    client = redis.Redis.from_url(REDIS_URL)
+    for key in client.scan_iter(f"{prefix}:*"):
+        client.delete(key)
+
+
 @pytest.fixture(scope="session")
 def postgres_url():
     """A fresh PostgreSQL database for this test session, dropped at the end."""

@@ -27,7 +27,7 @@ from shared.credits.errors import InsufficientCredits
 from shared.jobs import results, service
 from shared.jobs.errors import InvalidJobInput, JobNotFound
 from shared.jobs.models import ACTIVE_JOB_STATUSES, JOB_QUEUED, JOB_RUNNING
-from shared.jobs.parsing import BOOLEAN_OPTIONS, FORMAT_CSV, FORMAT_JSONL, parse_job
+from shared.jobs.parsing import BOOLEAN_OPTIONS, FORMAT_CSV, FORMAT_JSONL
 from worker import bulk
 
 logger = logging.getLogger(__name__)
@@ -54,7 +54,13 @@ async def submit(request: Request, account: Account) -> Response:
     try:
         content_type, body = await _read_upload(upload, context.settings.job_max_body_bytes)
         job, chunks = await run_in_threadpool(
-            _submit, context, account.id, body, content_type, _options(form)
+            service.submit_upload,
+            context.database,
+            context.settings,
+            account.id,
+            body,
+            content_type,
+            _options(form),
         )
     except InvalidJobInput as exc:
         return await _render(request, account, error=str(exc), status_code=400)
@@ -136,17 +142,6 @@ def _options(form) -> dict:
     return options
 
 
-def _submit(context: ApiContext, account_id: int, body: bytes, content_type: str, options: dict):
-    settings = context.settings
-    job_input = parse_job(body, content_type, options, settings.max_job_items)
-    return service.submit(
-        context.database,
-        account_id,
-        job_input,
-        idempotency_key=None,
-        chunk_size=settings.job_chunk_size,
-        chunks_in_flight=settings.job_chunks_in_flight,
-    )
 
 
 def _list(context: ApiContext, account_id: int):

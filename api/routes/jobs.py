@@ -26,7 +26,7 @@ from shared.credits.errors import InsufficientCredits
 from shared.jobs import results, service
 from shared.jobs.errors import InvalidJobInput, JobNotFound
 from shared.jobs.models import MAX_IDEMPOTENCY_KEY_LENGTH
-from shared.jobs.parsing import FORMAT_CSV, FORMAT_JSON, FORMAT_JSONL, parse_job
+from shared.jobs.parsing import FORMAT_CSV, FORMAT_JSON, FORMAT_JSONL
 from worker import bulk
 
 logger = logging.getLogger(__name__)
@@ -74,21 +74,15 @@ async def submit_job(request: Request, context: ApiContext, account_id: int) -> 
         raise BadQuery(f"Idempotency-Key is longer than {MAX_IDEMPOTENCY_KEY_LENGTH} characters.")
     try:
         body = await read_capped_body(request, settings.job_max_body_bytes)
-        job_input = await run_in_threadpool(
-            parse_job,
+        job, chunks = await run_in_threadpool(
+            service.submit_upload,
+            context.database,
+            settings,
+            account_id,
             body,
             request.headers.get("content-type"),
             dict(request.query_params),
-            settings.max_job_items,
-        )
-        job, chunks = await run_in_threadpool(
-            service.submit,
-            context.database,
-            account_id,
-            job_input,
-            idempotency_key=idempotency_key,
-            chunk_size=settings.job_chunk_size,
-            chunks_in_flight=settings.job_chunks_in_flight,
+            idempotency_key,
         )
     except BodyTooLarge:
         return errors.too_large()

@@ -47,7 +47,8 @@ from shared.jobs.models import (
     Job,
     JobItem,
 )
-from shared.jobs.parsing import JobInput
+from shared.jobs.parsing import JobInput, parse_job
+from shared.settings import Settings
 
 # Rows per INSERT when storing a submission, and per page when streaming results.
 INSERT_BATCH = 2_000
@@ -133,6 +134,30 @@ def submit(
             if existing is None:
                 raise
             return existing, []
+
+
+def submit_upload(
+    database: Database,
+    settings: Settings,
+    account_id: int,
+    body: bytes,
+    content_type: str | None,
+    options: dict[str, str],
+    idempotency_key: str | None = None,
+) -> tuple[Job, list[Chunk]]:
+    """Parse a submission (JSON, JSON Lines or CSV) whole, then `submit` it.
+
+    InvalidJobInput before anything is stored or charged.
+    """
+    job_input = parse_job(body, content_type, options, settings.max_job_items)
+    return submit(
+        database,
+        account_id,
+        job_input,
+        idempotency_key=idempotency_key,
+        chunk_size=settings.job_chunk_size,
+        chunks_in_flight=settings.job_chunks_in_flight,
+    )
 
 
 def _by_idempotency_key(session: Session, account_id: int, key: str | None) -> Job | None:

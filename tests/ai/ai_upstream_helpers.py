@@ -9,8 +9,8 @@ from shared.ai.openai_selector import RetryPolicy
 from shared.ratelimit.ai_bucket import BucketLimits
 from shared.settings import Settings
 from shared.taxonomy.models import Candidate, Category
+from tests.conftest import REDIS_URL  # noqa: F401  (the helpers' users import it from here)
 
-REDIS_URL = "redis://127.0.0.1:6379/0"
 TEST_API_KEY = "sk-test-not-a-real-key"
 # Short enough that retries stay fast, long enough for a loaded 2-core machine.
 TEST_TIMEOUT_SECONDS = 1.0

@@ -3,10 +3,8 @@ selectors wired to both, and a Redis key prefix of each test's own."""
 
 from __future__ import annotations
 
-import uuid
 
 import pytest
-import redis
 
 from ai_upstream_helpers import FAST_RETRY, REDIS_URL, UNLIMITED, make_candidates, upstream_settings
 from shared.ai.fake_upstream import FakeUpstream
@@ -41,12 +39,3 @@ def bucket() -> LocalAIBucket:
 def selector(fake_upstream: FakeUpstream, bucket: LocalAIBucket) -> OpenAISelector:
     return OpenAISelector.from_settings(upstream_settings(fake_upstream), bucket, retry=FAST_RETRY)
 
-
-@pytest.fixture
-def redis_prefix():
-    """A key prefix no other test uses; its keys are deleted afterwards."""
-    prefix = f"test:ai-bucket:{uuid.uuid4().hex}"
-    yield prefix
-    client = redis.Redis.from_url(REDIS_URL)
-    for key in client.scan_iter(f"{prefix}:*"):
-        client.delete(key)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import multiprocessing
 import threading
-import uuid
 
 import pytest
 import redis
@@ -18,21 +17,12 @@ from shared.ratelimit.ai_bucket import (
     make_ai_bucket,
 )
 from shared.settings import Settings
+from tests.conftest import REDIS_URL
 
-REDIS_URL = "redis://127.0.0.1:6379/0"
 # Refill slow enough that nothing refills during a test: one request a minute.
 SLOW = BucketLimits(requests_per_minute=1, tokens_per_minute=60, burst_seconds=600)
 PROCESSES = 4
 TRIES_PER_PROCESS = 50
-
-
-@pytest.fixture
-def redis_prefix():
-    prefix = f"test:ai-bucket:{uuid.uuid4().hex}"
-    yield prefix
-    client = redis.Redis.from_url(REDIS_URL)
-    for key in client.scan_iter(f"{prefix}:*"):
-        client.delete(key)
 
 
 def redis_bucket(prefix: str, limits: BucketLimits) -> RedisAIBucket:
