@@ -14,6 +14,8 @@ from shared.taxonomy.text import terms
         ("Ceramic Mug (350 ml)", "mug"),
         ("Florero para muro grande", "florero"),
         ("Dog Bed for Large Dogs", "bed"),
+        ("Anime Flame Sword T-Shirt — Epic Fire Warrior Graphic Tee", "shirt"),
+        ("Mega Gengar ex card: Phantasmal Flames", "card"),
     ],
 )
 def test_head_term_is_the_last_term_before_the_title_goes_on(product, head):
