@@ -21,7 +21,7 @@ from shared.classification.models import TAXONOMY_NAMES
 from shared.db.session import Database
 from shared.ratelimit.accounts import InProcessAccountLimiter, RedisAccountLimiter
 from shared.settings import Settings
-from shared.taxonomy.service import load_taxonomy
+from shared.taxonomy.files import load_taxonomy
 from worker.replies import InProcessReplies, RedisReplies, make_replies
 
 logger = logging.getLogger(__name__)

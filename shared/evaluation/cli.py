@@ -10,9 +10,11 @@ HTTP, no credits. One report per taxonomy; with
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
+from typing import ContextManager, TextIO
 
 from shared.ai.errors import AIError
 from shared.ai.service import build_selector
@@ -45,6 +47,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_false",
         help="measure with fallbackToBestGuess off (default: on, as the goals are stated)",
     )
+    parser.add_argument(
+        "--details",
+        type=Path,
+        metavar="FILE",
+        help="write one JSON line per item: answer, label, top candidates, decided or fallback",
+    )
     parser.set_defaults(func=main)
 
 
@@ -66,11 +74,15 @@ def main(args: argparse.Namespace) -> int:
         }
         classifier = Classifier(indexes, build_selector(settings), settings.candidate_count)
         summaries = []
-        for name in names:
-            outcomes = run(
-                classifier, [i for i in items if i.taxonomy == name], fallback=args.fallback
-            )
-            summaries.append(summarize(outcomes, indexes[name].taxonomy.version))
+        with _details_file(args.details) as details:
+            for name in names:
+                outcomes = run(
+                    classifier,
+                    [i for i in items if i.taxonomy == name],
+                    fallback=args.fallback,
+                    details=details,
+                )
+                summaries.append(summarize(outcomes, indexes[name].taxonomy.version))
     except (ConfigurationError, TaxonomyError, EvaluationFileError, AIError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -80,6 +92,15 @@ def main(args: argparse.Namespace) -> int:
         for summary in summaries:
             print(json.dumps(summary))
     return EXIT_OK
+
+
+def _details_file(path: Path | None) -> ContextManager[TextIO | None]:
+    if path is None:
+        return contextlib.nullcontext()
+    try:
+        return path.open("w", encoding="utf-8")
+    except OSError as exc:
+        raise EvaluationFileError(f"Cannot write {path}: {exc}") from exc
 
 
 def format_report(name: str, summary: dict, *, fallback: bool) -> str:
@@ -93,6 +114,8 @@ def format_report(name: str, summary: dict, *, fallback: bool) -> str:
             f"  accuracy (exact id)      {s['accuracy']:.3f}",
             f"  coverage                 {s['coverage']:.3f}",
             f"  accuracy among found     {s['accuracyFound']:.3f}",
+            f"  decided (no fallback)    {s['decided']:.3f}, exact {s['precisionDecided']:.3f}, "
+            f"top-level {s['topLevelPrecisionDecided']:.3f}",
             f"  path-consistent accuracy {s['pathConsistentAccuracy']:.3f}",
             f"  top-level accuracy       {s['topLevelAccuracy']:.3f}",
             f"  time per item p50 / p95  {s['p50Ms']:.2f} ms / {s['p95Ms']:.2f} ms",

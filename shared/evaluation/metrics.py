@@ -20,6 +20,8 @@ class Outcome:
     answer: Category | None
     candidate_ids: list[str]
     milliseconds: float
+    # The selector chose the answer itself (not the fallback to the best candidate).
+    decided: bool = False
 
 
 def is_path_consistent(answer: Category, label: Category) -> bool:
@@ -33,6 +35,7 @@ def summarize(outcomes: Sequence[Outcome], taxonomy_version: str) -> dict:
     count = len(outcomes)
     found = [o for o in outcomes if o.answer is not None]
     exact = sum(o.answer.id == o.label.id for o in found)
+    decided = [o for o in found if o.decided]
     summary: dict = {"count": count}
     for depth in RECALL_DEPTHS:
         hits = sum(o.label.id in o.candidate_ids[:depth] for o in outcomes)
@@ -48,6 +51,11 @@ def summarize(outcomes: Sequence[Outcome], taxonomy_version: str) -> dict:
             ),
             "topLevelAccuracy": _share(
                 sum(o.answer.tags[0] == o.label.tags[0] for o in found), count
+            ),
+            "decided": _share(len(decided), count),
+            "precisionDecided": _share(sum(o.answer.id == o.label.id for o in decided), len(decided)),
+            "topLevelPrecisionDecided": _share(
+                sum(o.answer.tags[0] == o.label.tags[0] for o in decided), len(decided)
             ),
             "p50Ms": round(statistics.median(times), 3) if times else 0.0,
             "p95Ms": round(_percentile(times, PERCENTILE_95), 3) if times else 0.0,

@@ -6,9 +6,9 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, TextIO
 
-from shared.classification.models import ClassificationRequest
+from shared.classification.models import CONFIDENCE_AI, ClassificationRequest, ClassificationResult
 from shared.classification.service import Classifier
 from shared.evaluation.metrics import Outcome
 
@@ -44,10 +44,21 @@ def read_items(path: Path) -> list[LabelledItem]:
     return items
 
 
+# Candidates written per item by --details.
+DETAIL_CANDIDATES = 5
+
+
 def run(
-    classifier: Classifier, items: Iterable[LabelledItem], *, fallback: bool
+    classifier: Classifier,
+    items: Iterable[LabelledItem],
+    *,
+    fallback: bool,
+    details: TextIO | None = None,
 ) -> list[Outcome]:
-    """Classify each item and record its outcome; items with unknown labels are errors."""
+    """Classify each item and record its outcome; items with unknown labels are errors.
+
+    With `details`, one JSON line per item is written there (see detail_line).
+    """
     outcomes = []
     for item in items:
         taxonomy = classifier.indexes[item.taxonomy].taxonomy
@@ -63,12 +74,37 @@ def run(
         started = time.perf_counter()
         result = classifier.classify(request)
         elapsed = (time.perf_counter() - started) * 1000
-        outcomes.append(
-            Outcome(
-                label=label,
-                answer=result.category,
-                candidate_ids=[c.category.id for c in result.candidates],
-                milliseconds=elapsed,
-            )
+        outcome = Outcome(
+            label=label,
+            answer=result.category,
+            candidate_ids=[c.category.id for c in result.candidates],
+            milliseconds=elapsed,
+            decided=result.confidence == CONFIDENCE_AI,
         )
+        outcomes.append(outcome)
+        if details is not None:
+            details.write(json.dumps(detail_line(item, outcome, result), ensure_ascii=False) + "\n")
     return outcomes
+
+
+def detail_line(item: LabelledItem, outcome: Outcome, result: ClassificationResult) -> dict:
+    """What --details writes for one item: the answer, the label, how it was reached."""
+    answer = outcome.answer
+    return {
+        "product": item.product,
+        "taxonomy": item.taxonomy,
+        "label": {"id": outcome.label.id, "path": outcome.label.path},
+        "answer": {"id": answer.id, "path": answer.path} if answer else None,
+        "correct": answer is not None and answer.id == outcome.label.id,
+        "decided": outcome.decided,
+        "fallback": answer is not None and not outcome.decided,
+        "labelRank": (
+            outcome.candidate_ids.index(outcome.label.id) + 1
+            if outcome.label.id in outcome.candidate_ids
+            else None
+        ),
+        "candidates": [
+            {"id": c.category.id, "path": c.category.path, "score": round(c.score, 4)}
+            for c in result.candidates[:DETAIL_CANDIDATES]
+        ],
+    }

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import csv
 import gzip
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +24,7 @@ from shared.taxonomy.files import (
     SHOPIFY_TO_GOOGLE_FILE,
     parse_shopify_lines,
 )
+from shared.taxonomy.knowledge.store import Knowledge
 from shared.taxonomy.models import PATH_SEPARATOR, Category, Taxonomy
 from shared.taxonomy.text import terms
 
@@ -59,6 +60,13 @@ def build_documents(taxonomy: Taxonomy, taxonomy_dir: Path) -> list[CategoryDocu
         )
         for category in taxonomy.categories.values()
     ]
+
+
+def knowledge_document(knowledge: Knowledge | None) -> dict[str, float]:
+    """The terms of a category's exemplar titles and product words, with their counts."""
+    if knowledge is None:
+        return {}
+    return dict(Counter(term for text in [*knowledge.titles, *knowledge.terms] for term in terms(text)))
 
 
 def _name_field(category: Category, aliases: list[str] | tuple) -> dict[str, float]:

@@ -16,7 +16,7 @@ import httpx
 
 from shared.taxonomy.errors import TaxonomyError
 from shared.taxonomy.files import GOOGLE, GOOGLE_FILE, SHOPIFY, SHOPIFY_FILE
-from shared.taxonomy.service import load_taxonomy
+from shared.taxonomy.files import load_taxonomy
 
 GOOGLE_URL = "https://www.google.com/basepages/producttype/taxonomy-with-ids.en-US.txt"
 SHOPIFY_URL = (

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Iterable
 
-from shared.taxonomy.errors import TaxonomyFileInvalid, TaxonomyFileMissing
+from shared.taxonomy.errors import TaxonomyFileInvalid, TaxonomyFileMissing, UnknownTaxonomy
 from shared.taxonomy.models import PATH_SEPARATOR, Category, Taxonomy
 
 GOOGLE = "Google"
@@ -47,6 +47,18 @@ def parse_google(text: str, path: Path) -> Taxonomy:
 
 def parse_shopify(text: str, path: Path) -> Taxonomy:
     return _parse(SHOPIFY, text, path, SHOPIFY_VERSION, SHOPIFY_LINE)
+
+
+def taxonomy_file(taxonomy_dir: Path, name: str) -> Path:
+    if name not in TAXONOMY_FILES:
+        raise UnknownTaxonomy(name, tuple(TAXONOMY_FILES))
+    return taxonomy_dir / TAXONOMY_FILES[name]
+
+
+def load_taxonomy(taxonomy_dir: Path, name: str) -> Taxonomy:
+    """The taxonomy `name` ("Google" or "Shopify") read from its file in `taxonomy_dir`."""
+    path = taxonomy_file(taxonomy_dir, name)
+    return PARSERS[name](read_text(path), path)
 
 
 def parse_shopify_lines(text: str) -> Iterable[tuple[str, str]]:
@@ -105,3 +117,7 @@ def _build_tree(entries: list[tuple[str, str]], path: Path) -> dict[str, Categor
             is_leaf=category_path not in parent_paths,
         )
     return categories
+
+
+TAXONOMY_FILES = {GOOGLE: GOOGLE_FILE, SHOPIFY: SHOPIFY_FILE}
+PARSERS = {GOOGLE: parse_google, SHOPIFY: parse_shopify}

@@ -31,6 +31,21 @@ class LowRankVectors:
         reduced = np.ascontiguousarray((vectors - mean) @ basis, dtype=np.float32)
         return cls(basis, mean.astype(np.float32), reduced)
 
+    @classmethod
+    def identity(cls, vectors: np.ndarray) -> "LowRankVectors":
+        """All dimensions kept (too few rows to fit a lower rank)."""
+        dimensions = vectors.shape[1]
+        basis = np.eye(dimensions, dtype=np.float32)
+        return cls(basis, np.zeros(dimensions, dtype=np.float32), vectors.astype(np.float32))
+
+    def with_reduced(self, reduced: np.ndarray) -> "LowRankVectors":
+        return LowRankVectors(self.basis, self.mean, reduced)
+
+    def similarities_of_rows(self, query: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Approximate dot products of one query vector with the given rows."""
+        selected = self.reduced[rows].astype(np.float32)
+        return selected @ (query @ self.basis) + float(query @ self.mean)
+
     def similarities(self, queries: np.ndarray) -> np.ndarray:
         """Approximate dot products, (queries x rows)."""
         return (queries @ self.basis) @ self.reduced.T + (queries @ self.mean)[:, None]

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 from shared.taxonomy.embeddings import StaticEmbedder
+from shared.taxonomy.exemplars import Exemplars
 from shared.taxonomy.files import GOOGLE, SHOPIFY
 from shared.taxonomy.lexical import TermIndex
 from shared.taxonomy.lowrank import LowRankVectors
@@ -48,6 +49,11 @@ class FusionWeights:
     head_noun: float = 0.0
     # Weight of a foreign query term's English translations, relative to it.
     translated_terms: float = 0.0
+    # Product knowledge (shared/taxonomy/knowledge): BM25 of the query over the
+    # words written for each category, and the listing's similarity to the
+    # category's closest exemplar title.
+    knowledge: float = 0.0
+    exemplar: float = 0.0
 
 
 # Tuned on the dev set and checked on stores held out (docs/classification.md).
@@ -71,6 +77,9 @@ SCORE_HALF_POINT = 60.0
 # stream its weights once for many texts, while the (products x categories)
 # score matrix stays a few megabytes.
 BATCH_SIZE = 64
+# Categories whose exemplars a product is compared with: the best this many
+# by every other signal.
+EXEMPLAR_SHORTLIST = 200
 
 
 @dataclass(frozen=True)
@@ -87,6 +96,8 @@ class CandidateIndex:
     sentence_embedder: SentenceEmbedder
     depths: np.ndarray
     translations: Translations
+    knowledge: TermIndex
+    exemplars: Exemplars
     weights: FusionWeights
 
     def raw_scores_many(self, products: Sequence[str]) -> np.ndarray:
@@ -98,41 +109,87 @@ class CandidateIndex:
         similarity products run once for the whole batch: the sentence
         encoder streams its weights once for many texts.
         """
+        return self.scores_with_weights(products, self.weights)
+
+    def scores_with_weights(
+        self, products: Sequence[str], weights: FusionWeights
+    ) -> np.ndarray:
         use_one_blas_thread()
         scores = np.zeros((len(products), len(self.ids)), dtype=np.float32)
         rows = [row for row, product in enumerate(products) if _has_letters(product)]
         if not rows:
             return scores
         texts = [products[row] for row in rows]
-        weights = self.weights
-        sentences = self.sentence_embedder.embed([semantic_text(text) for text in texts])
-        dense = weights.sentence * np.maximum(self.sentence_vectors.similarities(sentences), 0.0)
-        dense -= weights.depth_penalty * self.depths
-        if weights.static_embedding:
-            titles = self.embedder.embed([clean(split_listing(text)[0]) for text in texts])
-            dense += weights.static_embedding * np.maximum(titles @ self.vectors.T, 0.0)
-        for position, (row, text) in enumerate(zip(rows, texts)):
-            scores[row] = dense[position] + self._lexical_scores(text)
+        sentences, signals = self.signals_many(texts, weights)
+        fused = -weights.depth_penalty * self.depths[None, :] + sum(
+            getattr(weights, name) * matrix for name, matrix in signals.items()
+        )
+        if weights.exemplar:
+            self._add_exemplars(fused, sentences, weights.exemplar)
+        scores[rows] = fused
         return np.maximum(scores, 0.0, out=scores)
 
-    def _lexical_scores(self, product: str) -> np.ndarray:
+    def signals_many(
+        self, texts: Sequence[str], weights: FusionWeights | None = None
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """The texts' sentence vectors, and each signal's unweighted scores (texts x categories).
+
+        Only the signals `weights` gives weight to; with no weights, all of
+        them. The exemplars are not among them: they are scored on a
+        shortlist of the others' best (_add_exemplars).
+        """
+        def wanted(name: str) -> bool:
+            return weights is None or bool(getattr(weights, name))
+
+        translated_weight = (weights or self.weights).translated_terms
+        sentences = self.sentence_embedder.embed([semantic_text(text) for text in texts])
+        signals: dict[str, np.ndarray] = {}
+        if wanted("sentence"):
+            signals["sentence"] = np.maximum(self.sentence_vectors.similarities(sentences), 0.0)
+        if wanted("static_embedding"):
+            titles = self.embedder.embed([clean(split_listing(text)[0]) for text in texts])
+            signals["static_embedding"] = np.maximum(titles @ self.vectors.T, 0.0)
+        lexical = [self._lexical_signals(text, translated_weight, wanted) for text in texts]
+        for name in lexical[0]:
+            signals[name] = np.stack([row[name] for row in lexical])
+        return sentences, signals
+
+    def _lexical_signals(
+        self, product: str, translated_weight: float, wanted: Callable[[str], bool]
+    ) -> dict[str, np.ndarray]:
         query = query_terms(product)
         present = {term: 1.0 for term in query}
-        translated = self.translations.english_terms(query, self.weights.translated_terms)
+        translated = self.translations.english_terms(query, translated_weight)
         for word, weight in translated.items():
             query[word] = query.get(word, 0.0) + weight
             present[word] = max(present.get(word, 0.0), min(weight, 1.0))
-        scores = (
-            self.weights.name * self.names.scores(query)
-            + self.weights.path * self.paths.scores(query)
-            + self.weights.coverage * np.minimum(self.coverage.scores(present), 1.0)
-        )
-        head = head_term(product) if self.weights.head_noun else None
-        if head is not None:
+        signals = {}
+        if wanted("name"):
+            signals["name"] = self.names.scores(query)
+        if wanted("path"):
+            signals["path"] = self.paths.scores(query)
+        if wanted("coverage"):
+            signals["coverage"] = np.minimum(self.coverage.scores(present), 1.0)
+        if wanted("knowledge"):
+            signals["knowledge"] = self.knowledge.scores(query)
+        if wanted("head_noun"):
             # The same bonus for every name holding it: BM25 of one term would
             # favour the shortest such name ("Pillows" over "Throw Pillows").
-            scores += self.weights.head_noun * (self.names.scores({head: 1.0}) > 0)
-        return scores
+            head = head_term(product)
+            signals["head_noun"] = (
+                (self.names.scores({head: 1.0}) > 0).astype(np.float32)
+                if head is not None
+                else np.zeros(len(self.ids), dtype=np.float32)
+            )
+        return signals
+
+    def _add_exemplars(self, fused: np.ndarray, sentences: np.ndarray, weight: float) -> None:
+        """Add the nearest-exemplar score to each row's shortlisted categories, in place."""
+        for row, query in zip(fused, sentences):
+            shortlist = _top(row, EXEMPLAR_SHORTLIST)
+            row[shortlist] += weight * np.maximum(
+                self.exemplars.best_similarities(query, shortlist), 0.0
+            )
 
     def candidates(
         self, product: str, *, limit: int = DEFAULT_LIMIT, leafs_only: bool = False

@@ -8,51 +8,44 @@ from pathlib import Path
 import numpy as np
 
 from shared.taxonomy import cache
-from shared.taxonomy.documents import build_documents, shopify_names_by_language, source_files
-from shared.taxonomy.embeddings import shared_embedder
-from shared.taxonomy.errors import UnknownTaxonomy
-from shared.taxonomy.files import (
-    GOOGLE,
-    GOOGLE_FILE,
-    SHOPIFY,
-    SHOPIFY_FILE,
-    parse_google,
-    parse_shopify,
-    read_text,
+from shared.taxonomy.documents import (
+    build_documents,
+    knowledge_document,
+    shopify_names_by_language,
+    source_files,
 )
+from shared.taxonomy.embeddings import shared_embedder
+from shared.taxonomy.exemplars import Exemplars
+from shared.taxonomy.files import load_taxonomy, taxonomy_file
+from shared.taxonomy.knowledge.store import Knowledge, knowledge_files, load_knowledge
 from shared.taxonomy.lexical import TermIndex, bm25_index, coverage_index
 from shared.taxonomy.lowrank import LowRankVectors
 from shared.taxonomy.models import Taxonomy
 from shared.taxonomy.search import TAXONOMY_WEIGHTS, CandidateIndex
+from shared.taxonomy.query import semantic_text
+from shared.taxonomy.sentences import DIMENSIONS as SENTENCE_DIMENSIONS
 from shared.taxonomy.sentences import shared_sentence_embedder
 from shared.taxonomy.text import clean
 from shared.taxonomy.translation import Translations
 
 logger = logging.getLogger(__name__)
 
-TAXONOMY_FILES = {GOOGLE: GOOGLE_FILE, SHOPIFY: SHOPIFY_FILE}
-PARSERS = {GOOGLE: parse_google, SHOPIFY: parse_shopify}
 # Dimensions the category sentence vectors keep (of 512), part of the cache key: see lowrank.py.
 SENTENCE_RANK = 256
 # Bump whenever what goes into the index changes, so old caches are ignored.
-INDEX_FORMAT = "5"
-
-
-def taxonomy_file(taxonomy_dir: Path, name: str) -> Path:
-    if name not in TAXONOMY_FILES:
-        raise UnknownTaxonomy(name, tuple(TAXONOMY_FILES))
-    return taxonomy_dir / TAXONOMY_FILES[name]
-
-
-def load_taxonomy(taxonomy_dir: Path, name: str) -> Taxonomy:
-    path = taxonomy_file(taxonomy_dir, name)
-    return PARSERS[name](read_text(path), path)
+INDEX_FORMAT = "6"
+# Exemplar titles embedded between two progress lines of a cold build.
+EXEMPLAR_PROGRESS_EVERY = 5000
 
 
 def load_index(taxonomy_dir: Path, name: str, cache_dir: Path) -> CandidateIndex:
     """The candidate index of a taxonomy, from the cache when its files are unchanged."""
     taxonomy = load_taxonomy(taxonomy_dir, name)
-    inputs = [taxonomy_file(taxonomy_dir, name), *source_files(taxonomy_dir)]
+    inputs = [
+        taxonomy_file(taxonomy_dir, name),
+        *source_files(taxonomy_dir),
+        *knowledge_files(taxonomy.name, taxonomy.version),
+    ]
     key = cache.content_key(inputs, f"{INDEX_FORMAT}-rank{SENTENCE_RANK}")
     cache_path = cache_dir / f"{name.lower()}-{key[:24]}.npz"
     arrays = cache.read(cache_path)
@@ -65,7 +58,13 @@ def load_index(taxonomy_dir: Path, name: str, cache_dir: Path) -> CandidateIndex
 
 def build_arrays(taxonomy: Taxonomy, taxonomy_dir: Path) -> dict[str, np.ndarray]:
     documents = build_documents(taxonomy, taxonomy_dir)
+    knowledge = load_knowledge(taxonomy.name, taxonomy.version)
+    categories = list(taxonomy.categories.values())
     return {
+        **bm25_index(
+            [knowledge_document(knowledge.get(category.id)) for category in categories]
+        ).to_arrays("knowledge_"),
+        **_exemplars(taxonomy, knowledge).to_arrays("exemplars_"),
         **bm25_index([doc.name for doc in documents]).to_arrays("names_"),
         **bm25_index([doc.path for doc in documents]).to_arrays("paths_"),
         **coverage_index([doc.own_name for doc in documents]).to_arrays("coverage_"),
@@ -78,6 +77,21 @@ def build_arrays(taxonomy: Taxonomy, taxonomy_dir: Path) -> dict[str, np.ndarray
         ).to_arrays("sentence_"),
         **_translations(taxonomy, taxonomy_dir).to_arrays("translations_"),
     }
+
+
+def _exemplars(taxonomy: Taxonomy, knowledge: dict[str, Knowledge]) -> Exemplars:
+    """Every category's exemplar titles embedded, in the taxonomy's order."""
+    titles = [knowledge[c].titles if c in knowledge else [] for c in taxonomy.categories]
+    texts = [semantic_text(title) for category_titles in titles for title in category_titles]
+    embedder = shared_sentence_embedder()
+    vectors = np.zeros((len(texts), SENTENCE_DIMENSIONS), dtype=np.float32)
+    for start in range(0, len(texts), EXEMPLAR_PROGRESS_EVERY):
+        logger.info("%s: embedding exemplar titles %d-%d of %d", taxonomy.name, start,
+                    min(start + EXEMPLAR_PROGRESS_EVERY, len(texts)), len(texts))
+        vectors[start : start + EXEMPLAR_PROGRESS_EVERY] = embedder.embed(
+            texts[start : start + EXEMPLAR_PROGRESS_EVERY]
+        )
+    return Exemplars.build(vectors, [len(t) for t in titles], SENTENCE_RANK)
 
 
 def _translations(taxonomy: Taxonomy, taxonomy_dir: Path) -> Translations:
@@ -103,5 +117,7 @@ def index_from_arrays(taxonomy: Taxonomy, arrays: dict[str, np.ndarray]) -> Cand
         sentence_embedder=shared_sentence_embedder(),
         depths=np.array([category.depth for category in categories], dtype=np.float32),
         translations=Translations.from_arrays(arrays, "translations_"),
+        knowledge=TermIndex.from_arrays(arrays, "knowledge_"),
+        exemplars=Exemplars.from_arrays(arrays, "exemplars_"),
         weights=TAXONOMY_WEIGHTS[taxonomy.name],
     )

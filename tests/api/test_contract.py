@@ -14,7 +14,7 @@ from api.errors import (
     TOO_LARGE,
     UNAUTHORIZED,
 )
-from shared.taxonomy.service import load_taxonomy
+from shared.taxonomy.files import load_taxonomy
 from tests.conftest import TAXONOMY_DIR
 
 ENDPOINT = "/api/v1/products/categorize"

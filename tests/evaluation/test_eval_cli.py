@@ -9,6 +9,7 @@ TAXONOMIES = Path(__file__).resolve().parents[1] / "taxonomy" / "data"
 KEYS = {
     "count", "recall@1", "recall@5", "recall@15", "accuracy", "coverage", "accuracyFound",
     "pathConsistentAccuracy", "topLevelAccuracy", "p50Ms", "p95Ms", "taxonomyVersion",
+    "decided", "precisionDecided", "topLevelPrecisionDecided",
 }
 ITEMS = [
     {"product": "Plush dog bed, large\nwashable cover", "taxonomy": "Google", "categoryId": "4"},
@@ -55,6 +56,29 @@ def test_limit_and_no_fallback(tmp_path, monkeypatch, capsys):
     assert "fallbackToBestGuess off" in out.out
 
 
+def test_details_file_has_one_line_per_item(tmp_path, monkeypatch, capsys):
+    details = tmp_path / "details.jsonl"
+    code, out = run_eval(tmp_path, monkeypatch, capsys, "--details", str(details), "--json")
+    assert code == 0
+    lines = [json.loads(line) for line in details.read_text().splitlines()]
+    assert [line["label"]["id"] for line in lines] == [item["categoryId"] for item in ITEMS]
+    for line in lines:
+        # Fallback is on: every item is answered, by the selector or by the fallback.
+        assert line["answer"] is not None and line["decided"] != line["fallback"]
+        assert line["correct"] == (line["answer"]["id"] == line["label"]["id"])
+        assert line["candidates"] and set(line["candidates"][0]) == {"id", "path", "score"}
+        rank = line["labelRank"]
+        if rank is not None and rank <= len(line["candidates"]):
+            assert line["candidates"][rank - 1]["id"] == line["label"]["id"]
+    summaries = [json.loads(line) for line in out.out.strip().splitlines()[-2:]]
+    assert sum(s["decided"] * s["count"] for s in summaries) == sum(line["decided"] for line in lines)
+
+
+def test_details_file_that_cannot_be_written_is_named(tmp_path, monkeypatch, capsys):
+    code, out = run_eval(tmp_path, monkeypatch, capsys, "--details", str(tmp_path / "no" / "such" / "f"))
+    assert code == 2 and "Cannot write" in out.err
+
+
 def test_missing_taxonomy_dir_is_named(tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("TAXONOMY_DIR", raising=False)
     code = main(["eval", str(write_items(tmp_path))])
@@ -67,8 +91,8 @@ def test_summary_figures():
     parent = Category("a", "A", "A", None, 0, False)
     other = Category("c", "C", "C", None, 0, True)
     outcomes = [
-        Outcome(label, label, ["b", "a"], 1.0),
-        Outcome(label, parent, ["a", "b"], 2.0),
+        Outcome(label, label, ["b", "a"], 1.0, decided=True),
+        Outcome(label, parent, ["a", "b"], 2.0, decided=True),
         Outcome(label, other, ["c"], 3.0),
         Outcome(label, None, [], 4.0),
     ]
@@ -78,5 +102,7 @@ def test_summary_figures():
     assert summary["accuracyFound"] == round(1 / 3, 4)
     assert summary["pathConsistentAccuracy"] == 0.5
     assert summary["topLevelAccuracy"] == 0.5
+    assert summary["decided"] == 0.5
+    assert summary["precisionDecided"] == 0.5 and summary["topLevelPrecisionDecided"] == 1.0
     assert summary["p50Ms"] == 2.5
     assert is_path_consistent(parent, label) and not is_path_consistent(other, label)

@@ -9,7 +9,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from shared.taxonomy.fetch import FetchError, fetch_all
-from shared.taxonomy.service import load_taxonomy
+from shared.taxonomy.files import load_taxonomy
 from tests.conftest import TAXONOMY_DIR
 from tests.servers import free_port, run_cli
 

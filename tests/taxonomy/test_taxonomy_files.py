@@ -9,7 +9,7 @@ from shared.taxonomy.errors import (
     TaxonomyFileMissing,
     UnknownTaxonomy,
 )
-from shared.taxonomy.service import load_taxonomy
+from shared.taxonomy.files import load_taxonomy
 
 REFERENCE_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "taxonomies"
 

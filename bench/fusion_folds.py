@@ -1,0 +1,108 @@
+"""Fusion weights measured on held-out folds: every signal computed once, fused many ways.
+
+    TAXONOMY_DIR=... python bench/fusion_folds.py FILE.jsonl [FILE2.jsonl ...] --taxonomy Shopify \
+        [--set knowledge=0,10,20 --set exemplar=0,40,80] [--folds 3]
+
+For each labelled file: items are split into folds by their "source" (a store:
+every item of a store in one fold) or, without sources, by position. Each
+combination of the --set values (on top of the taxonomy's current weights)
+is scored on every fold: recall@1/5/15, path-consistent and top-level
+agreement of the first candidate. The figures print per fold, so a weight
+is kept only when the folds agree. No weight is fitted to one item.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import itertools
+import json
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+from shared.settings import Settings
+from shared.taxonomy.models import PATH_SEPARATOR
+from shared.taxonomy.search import EXEMPLAR_SHORTLIST, TAXONOMY_WEIGHTS, _has_letters
+from shared.taxonomy.service import load_index
+
+# The exemplar scores are computed for this many categories per item (the
+# shortlist of the current weights, widened), then reused for every variant.
+EXEMPLAR_POOL = 2 * EXEMPLAR_SHORTLIST
+
+
+def read(path: Path, taxonomy: str) -> list[dict]:
+    items = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [item for item in items if item["taxonomy"] == taxonomy]
+
+
+def fold_of(item: dict, position: int, folds: int) -> int:
+    key = item.get("source")
+    return zlib.crc32(key.encode()) % folds if key else position % folds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("files", nargs="+", type=Path)
+    parser.add_argument("--taxonomy", required=True)
+    parser.add_argument("--folds", type=int, default=3)
+    parser.add_argument("--set", action="append", default=[], help="weight=v1,v2,...")
+    args = parser.parse_args()
+    settings = Settings.from_environ()
+    index = load_index(settings.require_taxonomy_dir(), args.taxonomy, settings.index_cache_dir())
+    base = TAXONOMY_WEIGHTS[args.taxonomy]
+    grid = [(name, [float(v) for v in values.split(",")]) for name, values in (s.split("=") for s in args.set)]
+    variants = [
+        dataclasses.replace(base, **dict(zip([n for n, _ in grid], combo)))
+        for combo in itertools.product(*[values for _, values in grid])
+    ] or [base]
+    for path in args.files:
+        items = [i for i in read(path, args.taxonomy) if _has_letters(i["product"])]
+        labels = [index.taxonomy.categories[str(i["categoryId"])] for i in items]
+        label_rows = np.array([index.ids.index(label.id) for label in labels])
+        folds = np.array([fold_of(item, n, args.folds) for n, item in enumerate(items)])
+        sentences, signals = index.signals_many([i["product"] for i in items])
+        pools, exemplar = _exemplar_pool(index, base, sentences, signals)
+        print(f"\n{path.name} ({args.taxonomy}, {len(items)} items, folds {np.bincount(folds).tolist()})")
+        for weights in variants:
+            scores = -weights.depth_penalty * index.depths[None, :] + sum(
+                getattr(weights, name) * matrix for name, matrix in signals.items()
+            )
+            for row in range(len(items)):
+                scores[row, pools[row]] += weights.exemplar * exemplar[row]
+            ranks = (scores > scores[np.arange(len(items)), label_rows][:, None]).sum(axis=1)
+            tops = scores.argmax(axis=1)
+            changed = {f.name: getattr(weights, f.name) for f in dataclasses.fields(weights)
+                       if getattr(weights, f.name) != getattr(base, f.name) or f.name in dict(grid)}
+            line = []
+            for fold in range(args.folds):
+                mask = folds == fold
+                r = ranks[mask]
+                top_paths = [index.taxonomy.categories[index.ids[t]] for t in tops[mask]]
+                fold_labels = [label for label, m in zip(labels, mask) if m]
+                path_ok = np.mean([_consistent(a.path, b.path) for a, b in zip(top_paths, fold_labels)])
+                top_ok = np.mean([a.tags[0] == b.tags[0] for a, b in zip(top_paths, fold_labels)])
+                line.append(f"{np.mean(r < 1):.3f}/{np.mean(r < 5):.3f}/{np.mean(r < 15):.3f} p{path_ok:.3f} t{top_ok:.3f}")
+            print(f"  {changed}: " + " | ".join(line))
+
+
+def _exemplar_pool(index, weights, sentences, signals):
+    scores = -weights.depth_penalty * index.depths[None, :] + sum(
+        getattr(weights, name) * matrix for name, matrix in signals.items()
+    )
+    pools, values = [], []
+    for row, query in zip(scores, sentences):
+        pool = np.argpartition(-row, EXEMPLAR_POOL)[:EXEMPLAR_POOL]
+        pools.append(pool)
+        values.append(np.maximum(index.exemplars.best_similarities(query, pool), 0.0))
+    return pools, values
+
+
+def _consistent(a: str, b: str) -> bool:
+    a, b = a + PATH_SEPARATOR, b + PATH_SEPARATOR
+    return a.startswith(b) or b.startswith(a)
+
+
+if __name__ == "__main__":
+    main()
