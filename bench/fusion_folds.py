@@ -4,7 +4,7 @@
         [--set knowledge=0,10,20 --set exemplar=0,40,80] [--folds 3]
 
 For each labelled file: items are split into folds by their "source" (a store:
-every item of a store in one fold) or, without sources, by position. Each
+every item of a store in one fold) or, in a file of few sources, by position. Each
 combination of the --set values (on top of the taxonomy's current weights)
 is scored on every fold: recall@1/5/15, path-consistent and top-level
 agreement of the first candidate. The figures print per fold, so a weight
@@ -25,6 +25,7 @@ import numpy as np
 from shared.settings import Settings
 from shared.taxonomy.models import PATH_SEPARATOR
 from shared.taxonomy.search import EXEMPLAR_SHORTLIST, TAXONOMY_WEIGHTS, _has_letters
+from shared.taxonomy.knowledge.store import DATA_DIR as KNOWLEDGE_DIR
 from shared.taxonomy.service import load_index
 
 # The exemplar scores are computed for this many categories per item (the
@@ -33,13 +34,18 @@ EXEMPLAR_POOL = 2 * EXEMPLAR_SHORTLIST
 
 
 def read(path: Path, taxonomy: str) -> list[dict]:
-    items = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    items = [
+        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
     return [item for item in items if item["taxonomy"] == taxonomy]
 
 
-def fold_of(item: dict, position: int, folds: int) -> int:
-    key = item.get("source")
-    return zlib.crc32(key.encode()) % folds if key else position % folds
+def fold_numbers(items: list[dict], folds: int) -> np.ndarray:
+    """By store when the file has many stores (dev.jsonl), else by position."""
+    sources = [item.get("source") or "" for item in items]
+    if len(set(sources)) >= 2 * folds:
+        return np.array([zlib.crc32(source.encode()) % folds for source in sources])
+    return np.arange(len(items)) % folds
 
 
 def main() -> None:
@@ -48,11 +54,20 @@ def main() -> None:
     parser.add_argument("--taxonomy", required=True)
     parser.add_argument("--folds", type=int, default=3)
     parser.add_argument("--set", action="append", default=[], help="weight=v1,v2,...")
+    parser.add_argument("--knowledge-dir", type=Path, default=KNOWLEDGE_DIR)
     args = parser.parse_args()
     settings = Settings.from_environ()
-    index = load_index(settings.require_taxonomy_dir(), args.taxonomy, settings.index_cache_dir())
+    index = load_index(
+        settings.require_taxonomy_dir(),
+        args.taxonomy,
+        settings.index_cache_dir(),
+        args.knowledge_dir,
+    )
     base = TAXONOMY_WEIGHTS[args.taxonomy]
-    grid = [(name, [float(v) for v in values.split(",")]) for name, values in (s.split("=") for s in args.set)]
+    grid = [
+        (name, [float(v) for v in values.split(",")])
+        for name, values in (s.split("=") for s in args.set)
+    ]
     variants = [
         dataclasses.replace(base, **dict(zip([n for n, _ in grid], combo)))
         for combo in itertools.product(*[values for _, values in grid])
@@ -61,34 +76,43 @@ def main() -> None:
         items = [i for i in read(path, args.taxonomy) if _has_letters(i["product"])]
         labels = [index.taxonomy.categories[str(i["categoryId"])] for i in items]
         label_rows = np.array([index.ids.index(label.id) for label in labels])
-        folds = np.array([fold_of(item, n, args.folds) for n, item in enumerate(items)])
+        folds = fold_numbers(items, args.folds)
         sentences, signals = index.signals_many([i["product"] for i in items])
         pools, exemplar = _exemplar_pool(index, base, sentences, signals)
-        print(f"\n{path.name} ({args.taxonomy}, {len(items)} items, folds {np.bincount(folds).tolist()})")
+        print(
+            f"\n{path.name} ({args.taxonomy}, {len(items)} items, folds {np.bincount(folds).tolist()})"
+        )
         for weights in variants:
-            scores = -weights.depth_penalty * index.depths[None, :] + sum(
+            scores = index.prior(weights)[None, :] + sum(
                 getattr(weights, name) * matrix for name, matrix in signals.items()
             )
             for row in range(len(items)):
                 scores[row, pools[row]] += weights.exemplar * exemplar[row]
             ranks = (scores > scores[np.arange(len(items)), label_rows][:, None]).sum(axis=1)
             tops = scores.argmax(axis=1)
-            changed = {f.name: getattr(weights, f.name) for f in dataclasses.fields(weights)
-                       if getattr(weights, f.name) != getattr(base, f.name) or f.name in dict(grid)}
+            changed = {
+                f.name: getattr(weights, f.name)
+                for f in dataclasses.fields(weights)
+                if getattr(weights, f.name) != getattr(base, f.name) or f.name in dict(grid)
+            }
             line = []
             for fold in range(args.folds):
                 mask = folds == fold
                 r = ranks[mask]
                 top_paths = [index.taxonomy.categories[index.ids[t]] for t in tops[mask]]
                 fold_labels = [label for label, m in zip(labels, mask) if m]
-                path_ok = np.mean([_consistent(a.path, b.path) for a, b in zip(top_paths, fold_labels)])
+                path_ok = np.mean(
+                    [_consistent(a.path, b.path) for a, b in zip(top_paths, fold_labels)]
+                )
                 top_ok = np.mean([a.tags[0] == b.tags[0] for a, b in zip(top_paths, fold_labels)])
-                line.append(f"{np.mean(r < 1):.3f}/{np.mean(r < 5):.3f}/{np.mean(r < 15):.3f} p{path_ok:.3f} t{top_ok:.3f}")
+                line.append(
+                    f"{np.mean(r < 1):.3f}/{np.mean(r < 5):.3f}/{np.mean(r < 15):.3f} p{path_ok:.3f} t{top_ok:.3f}"
+                )
             print(f"  {changed}: " + " | ".join(line))
 
 
 def _exemplar_pool(index, weights, sentences, signals):
-    scores = -weights.depth_penalty * index.depths[None, :] + sum(
+    scores = index.prior(weights)[None, :] + sum(
         getattr(weights, name) * matrix for name, matrix in signals.items()
     )
     pools, values = [], []

@@ -44,10 +44,6 @@ def read_items(path: Path) -> list[LabelledItem]:
     return items
 
 
-# Candidates written per item by --details.
-DETAIL_CANDIDATES = 5
-
-
 def run(
     classifier: Classifier,
     items: Iterable[LabelledItem],
@@ -104,7 +100,12 @@ def detail_line(item: LabelledItem, outcome: Outcome, result: ClassificationResu
             else None
         ),
         "candidates": [
-            {"id": c.category.id, "path": c.category.path, "score": round(c.score, 4)}
-            for c in result.candidates[:DETAIL_CANDIDATES]
+            {
+                "id": c.category.id,
+                "path": c.category.path,
+                "score": round(c.score, 6),
+                "support": c.support,
+            }
+            for c in result.candidates
         ],
     }

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,8 @@ from shared.taxonomy.knowledge.store import Knowledge
 from shared.taxonomy.models import PATH_SEPARATOR, Category, Taxonomy
 from shared.taxonomy.text import terms
 
+# Where a category name joins the names of several kinds of product.
+NAME_PARTS = re.compile(r"\s*(?:&|,|\band\b)\s*")
 # The category's own English name counts more than any alias.
 OWN_NAME_WEIGHT = 2.0
 ALIAS_WEIGHT = 1.0
@@ -66,7 +69,30 @@ def knowledge_document(knowledge: Knowledge | None) -> dict[str, float]:
     """The terms of a category's exemplar titles and product words, with their counts."""
     if knowledge is None:
         return {}
-    return dict(Counter(term for text in [*knowledge.titles, *knowledge.terms] for term in terms(text)))
+    return dict(
+        Counter(term for text in [*knowledge.titles, *knowledge.terms] for term in terms(text))
+    )
+
+
+def knowledge_terms_document(category: Category, knowledge: Knowledge | None) -> dict[str, float]:
+    """The words for the kind of product a category holds: its name and its knowledge's terms."""
+    words = [category.name, *(knowledge.terms if knowledge else [])]
+    return {term: 1.0 for text in words for term in terms(text)}
+
+
+def heads_document(category: Category, knowledge: Knowledge | None) -> dict[str, float]:
+    """The head nouns of the names a category's products go by: the last word of each phrase.
+
+    "Mouse Pads" and the term "wireless mouse pad" give "pad", not "mouse":
+    a title whose head noun is "mouse" is a mouse, not its pad.
+    """
+    phrases = [*NAME_PARTS.split(category.name), *(knowledge.terms if knowledge else [])]
+    heads = {}
+    for phrase in phrases:
+        words = terms(phrase)
+        if words:
+            heads[words[-1]] = 1.0
+    return heads
 
 
 def _name_field(category: Category, aliases: list[str] | tuple) -> dict[str, float]:
@@ -81,7 +107,7 @@ def _aliases(taxonomy: Taxonomy, taxonomy_dir: Path) -> dict[str, list[str]]:
     if taxonomy.name != GOOGLE:
         return shopify_names
     aliases: dict[str, list[str]] = defaultdict(list)
-    for shopify_id, google_id, shopify_path in _shopify_to_google(taxonomy_dir):
+    for shopify_id, google_id, shopify_path in shopify_to_google(taxonomy_dir):
         aliases[google_id].append(shopify_path.rsplit(PATH_SEPARATOR, 1)[-1])
         aliases[google_id].extend(shopify_names.get(shopify_id, ()))
     return aliases
@@ -108,7 +134,7 @@ def shopify_names_by_language(taxonomy_dir: Path) -> dict[str, dict[str, str]]:
     return names
 
 
-def _shopify_to_google(taxonomy_dir: Path) -> list[tuple[str, str, str]]:
+def shopify_to_google(taxonomy_dir: Path) -> list[tuple[str, str, str]]:
     path = taxonomy_dir / SHOPIFY_TO_GOOGLE_FILE
     if not path.is_file():
         return []

@@ -31,6 +31,8 @@ class Candidate:
 
     category: Category
     score: float
+    # How many independent signals favour it or a relative (CandidateIndex._support).
+    support: int = 0
 
 
 @dataclass

@@ -11,13 +11,17 @@ from shared.taxonomy import cache
 from shared.taxonomy.documents import (
     build_documents,
     knowledge_document,
+    heads_document,
+    knowledge_terms_document,
     shopify_names_by_language,
+    shopify_to_google,
     source_files,
 )
 from shared.taxonomy.embeddings import shared_embedder
 from shared.taxonomy.exemplars import Exemplars
-from shared.taxonomy.files import load_taxonomy, taxonomy_file
-from shared.taxonomy.knowledge.store import Knowledge, knowledge_files, load_knowledge
+from shared.taxonomy.files import GOOGLE, SHOPIFY, load_taxonomy, taxonomy_file
+from shared.taxonomy.knowledge.store import DATA_DIR as KNOWLEDGE_DIR
+from shared.taxonomy.knowledge.store import Knowledge, load_knowledge
 from shared.taxonomy.lexical import TermIndex, bm25_index, coverage_index
 from shared.taxonomy.lowrank import LowRankVectors
 from shared.taxonomy.models import Taxonomy
@@ -33,50 +37,88 @@ logger = logging.getLogger(__name__)
 # Dimensions the category sentence vectors keep (of 512), part of the cache key: see lowrank.py.
 SENTENCE_RANK = 256
 # Bump whenever what goes into the index changes, so old caches are ignored.
-INDEX_FORMAT = "6"
+INDEX_FORMAT = "8"
+# Of each Shopify category mapped to a Google one, the terms and titles its
+# Google category takes (category_knowledge).
+MAPPED_TERMS = 100
+MAPPED_TITLES = 0
 # Exemplar titles embedded between two progress lines of a cold build.
 EXEMPLAR_PROGRESS_EVERY = 5000
 
 
-def load_index(taxonomy_dir: Path, name: str, cache_dir: Path) -> CandidateIndex:
+def load_index(
+    taxonomy_dir: Path, name: str, cache_dir: Path, knowledge_dir: Path = KNOWLEDGE_DIR
+) -> CandidateIndex:
     """The candidate index of a taxonomy, from the cache when its files are unchanged."""
     taxonomy = load_taxonomy(taxonomy_dir, name)
+    # Every knowledge file counts: Google's index also reads Shopify's knowledge.
     inputs = [
         taxonomy_file(taxonomy_dir, name),
         *source_files(taxonomy_dir),
-        *knowledge_files(taxonomy.name, taxonomy.version),
+        *sorted(path for path in knowledge_dir.rglob("*.jsonl*") if path.is_file()),
     ]
-    key = cache.content_key(inputs, f"{INDEX_FORMAT}-rank{SENTENCE_RANK}")
+    key = cache.content_key(
+        inputs, f"{INDEX_FORMAT}-rank{SENTENCE_RANK}-mapped{MAPPED_TERMS}-{MAPPED_TITLES}"
+    )
     cache_path = cache_dir / f"{name.lower()}-{key[:24]}.npz"
     arrays = cache.read(cache_path)
     if arrays is None:
         logger.info("Building the %s index (no cache at %s)", name, cache_path)
-        arrays = build_arrays(taxonomy, taxonomy_dir)
+        arrays = build_arrays(taxonomy, taxonomy_dir, knowledge_dir)
         cache.write(cache_path, arrays)
     return index_from_arrays(taxonomy, arrays)
 
 
-def build_arrays(taxonomy: Taxonomy, taxonomy_dir: Path) -> dict[str, np.ndarray]:
+def build_arrays(
+    taxonomy: Taxonomy, taxonomy_dir: Path, knowledge_dir: Path = KNOWLEDGE_DIR
+) -> dict[str, np.ndarray]:
     documents = build_documents(taxonomy, taxonomy_dir)
-    knowledge = load_knowledge(taxonomy.name, taxonomy.version)
+    knowledge = category_knowledge(taxonomy, taxonomy_dir, knowledge_dir)
     categories = list(taxonomy.categories.values())
+    name_vectors = shared_sentence_embedder().embed([clean(c.name) for c in categories])
     return {
         **bm25_index(
             [knowledge_document(knowledge.get(category.id)) for category in categories]
         ).to_arrays("knowledge_"),
+        **bm25_index(
+            [knowledge_terms_document(c, knowledge.get(c.id)) for c in categories]
+        ).to_arrays("knowledge_terms_"),
+        **bm25_index([heads_document(c, knowledge.get(c.id)) for c in categories]).to_arrays(
+            "heads_"
+        ),
         **_exemplars(taxonomy, knowledge).to_arrays("exemplars_"),
         **bm25_index([doc.name for doc in documents]).to_arrays("names_"),
         **bm25_index([doc.path for doc in documents]).to_arrays("paths_"),
         **coverage_index([doc.own_name for doc in documents]).to_arrays("coverage_"),
         "vectors": shared_embedder().embed([doc.embedding_text for doc in documents]),
-        **LowRankVectors.fit(
-            shared_sentence_embedder().embed(
-                [clean(category.name) for category in taxonomy.categories.values()]
-            ),
-            SENTENCE_RANK,
-        ).to_arrays("sentence_"),
+        **LowRankVectors.fit(name_vectors, SENTENCE_RANK).to_arrays("sentence_"),
         **_translations(taxonomy, taxonomy_dir).to_arrays("translations_"),
     }
+
+
+def category_knowledge(
+    taxonomy: Taxonomy, taxonomy_dir: Path, knowledge_dir: Path = KNOWLEDGE_DIR
+) -> dict[str, Knowledge]:
+    """A category's own knowledge; for Google, also that of the Shopify categories mapped to it.
+
+    Google files under one category what Shopify splits into several
+    (T-shirts, polos and tank tops are all "Shirts & Tops"), so the products
+    written for the finer Shopify leaves belong to the Google category too.
+    """
+    knowledge = load_knowledge(taxonomy.name, taxonomy.version, knowledge_dir)
+    mapping = shopify_to_google(taxonomy_dir) if taxonomy.name == GOOGLE else []
+    if not mapping or not MAPPED_TERMS and not MAPPED_TITLES:
+        return knowledge
+    shopify = load_taxonomy(taxonomy_dir, SHOPIFY)
+    mapped = load_knowledge(SHOPIFY, shopify.version, knowledge_dir)
+    for shopify_id, google_id, _ in mapping:
+        source = mapped.get(shopify_id)
+        if source is None or google_id not in taxonomy.categories:
+            continue
+        target = knowledge.setdefault(google_id, Knowledge())
+        target.terms.extend(source.terms[:MAPPED_TERMS])
+        target.titles.extend(source.titles[:MAPPED_TITLES])
+    return knowledge
 
 
 def _exemplars(taxonomy: Taxonomy, knowledge: dict[str, Knowledge]) -> Exemplars:
@@ -86,8 +128,13 @@ def _exemplars(taxonomy: Taxonomy, knowledge: dict[str, Knowledge]) -> Exemplars
     embedder = shared_sentence_embedder()
     vectors = np.zeros((len(texts), SENTENCE_DIMENSIONS), dtype=np.float32)
     for start in range(0, len(texts), EXEMPLAR_PROGRESS_EVERY):
-        logger.info("%s: embedding exemplar titles %d-%d of %d", taxonomy.name, start,
-                    min(start + EXEMPLAR_PROGRESS_EVERY, len(texts)), len(texts))
+        logger.info(
+            "%s: embedding exemplar titles %d-%d of %d",
+            taxonomy.name,
+            start,
+            min(start + EXEMPLAR_PROGRESS_EVERY, len(texts)),
+            len(texts),
+        )
         vectors[start : start + EXEMPLAR_PROGRESS_EVERY] = embedder.embed(
             texts[start : start + EXEMPLAR_PROGRESS_EVERY]
         )
@@ -118,6 +165,8 @@ def index_from_arrays(taxonomy: Taxonomy, arrays: dict[str, np.ndarray]) -> Cand
         depths=np.array([category.depth for category in categories], dtype=np.float32),
         translations=Translations.from_arrays(arrays, "translations_"),
         knowledge=TermIndex.from_arrays(arrays, "knowledge_"),
+        knowledge_terms=TermIndex.from_arrays(arrays, "knowledge_terms_"),
+        heads=TermIndex.from_arrays(arrays, "heads_"),
         exemplars=Exemplars.from_arrays(arrays, "exemplars_"),
         weights=TAXONOMY_WEIGHTS[taxonomy.name],
     )

@@ -32,7 +32,9 @@ def describe(category: Category, children: dict[str | None, list[Category]]) -> 
         lines.append("children: " + "; ".join(kid.name for kid in kids[:MAX_NEIGHBOURS]))
     siblings = [other for other in children.get(category.parent_id, []) if other.id != category.id]
     if siblings:
-        more = f" (+{len(siblings) - MAX_NEIGHBOURS} more)" if len(siblings) > MAX_NEIGHBOURS else ""
+        more = (
+            f" (+{len(siblings) - MAX_NEIGHBOURS} more)" if len(siblings) > MAX_NEIGHBOURS else ""
+        )
         lines.append("siblings: " + "; ".join(s.name for s in siblings[:MAX_NEIGHBOURS]) + more)
     return "\n".join(lines)
 

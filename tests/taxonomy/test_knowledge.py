@@ -1,0 +1,114 @@
+"""Product knowledge: the store's format, the check script, and what the index makes of it."""
+
+import dataclasses
+import json
+from pathlib import Path
+
+from shared.taxonomy.files import load_taxonomy
+from shared.taxonomy.knowledge import check
+from shared.taxonomy.knowledge.store import DATA_DIR, folder_name, load_knowledge
+from shared.taxonomy.service import load_index
+from tests.conftest import TAXONOMY_DIR
+
+FIXTURES = Path(__file__).parent / "data"
+
+
+def write(folder: Path, name: str, lines: list[str]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def record(category_id: str, titles: int = 5, terms: int = 8) -> str:
+    return json.dumps(
+        {
+            "id": category_id,
+            "titles": [f"title {n}" for n in range(titles)],
+            "terms": [f"term {n}" for n in range(terms)],
+        }
+    )
+
+
+def test_every_reference_category_has_a_well_formed_record():
+    # The shipped knowledge covers every category of the reference files.
+    for name in ("Google", "Shopify"):
+        report = check.check(load_taxonomy(TAXONOMY_DIR, name))
+        assert report.malformed == []
+        assert report.missing == [], f"{name}: {len(report.missing)} categories without a record"
+        assert report.unknown == []
+
+
+def test_check_names_missing_malformed_unknown_and_thin(tmp_path):
+    taxonomy = load_taxonomy(FIXTURES, "Google")
+    ids = list(taxonomy.categories)
+    folder = tmp_path / folder_name("Google", taxonomy.version)
+    write(
+        folder, "a.jsonl", [record(ids[0]), record(ids[1], titles=1), "{not json", record("999999")]
+    )
+    write(folder, "b.jsonl", [json.dumps({"id": ids[2], "titles": "not a list", "terms": []})])
+    report = check.check(taxonomy, tmp_path)
+    assert report.with_record == 2
+    assert report.missing == ids[2:]
+    assert report.malformed == ["a.jsonl:3", "b.jsonl:1"]
+    assert report.unknown == ["999999"]
+    assert report.thin == [ids[1]]
+    assert not report.ok
+
+
+def test_records_of_one_category_add_up_across_files(tmp_path):
+    folder = tmp_path / folder_name("Google", "v1")
+    write(folder, "a.jsonl", [record("1", titles=2, terms=1)])
+    write(folder, "b.jsonl", [record("1", titles=1, terms=2)])
+    knowledge = load_knowledge("Google", "v1", tmp_path)
+    assert len(knowledge["1"].titles) == 3 and len(knowledge["1"].terms) == 3
+
+
+def test_knowledge_is_versioned_with_the_taxonomy():
+    for name in ("Google", "Shopify"):
+        version = load_taxonomy(TAXONOMY_DIR, name).version
+        assert (DATA_DIR / folder_name(name, version)).is_dir()
+
+
+def knowledge_dir(tmp_path: Path, records: list[dict]) -> Path:
+    folder = tmp_path / "knowledge"
+    write(folder / folder_name("Google", "2030-01-02"), "a.jsonl", [json.dumps(r) for r in records])
+    return folder
+
+
+VASE_RECORD = {
+    "id": "13",
+    "titles": [
+        "Quibbleton Amphora Vase 30 cm, glazed stoneware",
+        "Quibbleton XL floor vase, white",
+    ],
+    "terms": ["quibbleton", "amphora", "vase", "vases"],
+}
+
+
+def test_words_only_the_knowledge_holds_find_their_category(taxonomy_dir, cache_dir, tmp_path):
+    without = load_index(taxonomy_dir, "Google", cache_dir, knowledge_dir(tmp_path / "none", []))
+    with_it = load_index(taxonomy_dir, "Google", cache_dir, knowledge_dir(tmp_path, [VASE_RECORD]))
+    product = "Quibbleton XL"
+    assert without.candidates(product)[0].category.name != "Vases"
+    best = with_it.candidates(product)[0]
+    assert best.category.name == "Vases"
+    # The knowledge words and the nearest exemplar both vote for it.
+    assert best.support >= 2
+
+
+def test_the_index_is_rebuilt_when_the_knowledge_changes(taxonomy_dir, cache_dir, tmp_path):
+    folder = knowledge_dir(tmp_path, [])
+    assert load_index(taxonomy_dir, "Google", cache_dir, folder).exemplars.offsets[-1] == 0
+    write(folder / folder_name("Google", "2030-01-02"), "b.jsonl", [json.dumps(VASE_RECORD)])
+    assert load_index(taxonomy_dir, "Google", cache_dir, folder).exemplars.offsets[-1] == 2
+
+
+def test_the_title_head_noun_beats_a_category_naming_more_of_its_words(
+    taxonomy_dir, cache_dir, tmp_path
+):
+    # "Bicycle Helmets" holds both words of the title; its head noun is "bicycle".
+    records = [{"id": "23", "titles": ["Trek Marlin 7 mountain bike"], "terms": ["bike", "bikes"]}]
+    index = load_index(taxonomy_dir, "Google", cache_dir, knowledge_dir(tmp_path, records))
+    product = "Bicycle with helmet"
+    assert index.candidates(product)[0].category.name == "Bicycles"
+    no_head = dataclasses.replace(index, weights=dataclasses.replace(index.weights, product_head=0))
+    assert no_head.candidates(product)[0].category.name == "Bicycle Helmets"
