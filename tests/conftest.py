@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import os
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import httpx
 import pytest
@@ -89,18 +91,26 @@ def redis_prefix():
         client.delete(key)
 
 
-@pytest.fixture(scope="session")
-def postgres_url():
-    """A fresh PostgreSQL database for this test session, dropped at the end."""
+@contextmanager
+def fresh_postgres_database() -> Iterator[str]:
+    """The URL of a new, empty PostgreSQL database, dropped afterwards."""
     name = f"taxonomist_test_{uuid.uuid4().hex[:12]}"
     admin = create_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
     with admin.connect() as connection:
         connection.execute(text(f'CREATE DATABASE "{name}"'))
-    url = POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
-    yield url
-    with admin.connect() as connection:
-        connection.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
-    admin.dispose()
+    try:
+        yield POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def postgres_url():
+    """A fresh PostgreSQL database for this test session, dropped at the end."""
+    with fresh_postgres_database() as url:
+        yield url
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
