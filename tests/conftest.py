@@ -35,6 +35,7 @@ POSTGRES_ADMIN_URL = os.environ.get(
     "TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 )
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+UNLIMITED_FROM_ONE_ADDRESS = "100000/100000/100000"
 
 
 def base_env(**overrides: str) -> dict[str, str]:
@@ -47,6 +48,10 @@ def base_env(**overrides: str) -> dict[str, str]:
         TAXONOMY_DIR=str(TAXONOMY_DIR),
         TAXONOMIST_CACHE_DIR=str(INDEX_CACHE_DIR),
         PYTHONPATH=str(REPO_ROOT),
+        # Every test signs up from 127.0.0.1; tests/dashboard/test_security.py
+        # runs its own server with the per-address limits tight.
+        SIGNUP_LIMITS_PER_ADDRESS=UNLIMITED_FROM_ONE_ADDRESS,
+        SIGNIN_LIMITS_PER_ADDRESS=UNLIMITED_FROM_ONE_ADDRESS,
     )
     env.update(overrides)
     return env
