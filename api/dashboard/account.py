@@ -66,8 +66,11 @@ async def signin_page(request: Request) -> Response:
 async def signin(request: Request) -> Response:
     email, password = await _credentials(request)
     context = context_of(request)
+    per_address = RateLimits(*context.settings.signin_limits_per_address)
     checks = [
-        (f"signin-from:{_address(request)}", RateLimits(*context.settings.signin_limits_per_address), TOO_MANY_FROM_HERE),
+        # Per address: password spraying over many emails from one place.
+        (f"signin-from:{_address(request)}", per_address, TOO_MANY_FROM_HERE),
+        # Per email: guessing one account's password from many places.
         (f"signin:{accounts.normalise_email(email)}", SIGN_IN_LIMITS, TOO_MANY_ATTEMPTS),
     ]
     for subject, limits, message in checks:

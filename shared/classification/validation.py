@@ -9,8 +9,6 @@ from shared.classification.models import (
 )
 from shared.validation import InvalidRequest, check_text, parse_json
 
-__all__ = ["InvalidRequest", "classification_request_from", "parse_classification_request"]
-
 _ALLOWED_TAXONOMIES = " or ".join(f'"{name}"' for name in TAXONOMY_NAMES)
 
 

@@ -3,9 +3,9 @@ import json
 import pytest
 
 from api.errors import BAD_JSON
-from shared.classification.validation import InvalidRequest, parse_classification_request
+from shared.classification.validation import parse_classification_request
 from shared.classification.models import ClassificationRequest
-from shared.validation import bounded_int
+from shared.validation import InvalidRequest, bounded_int
 
 
 def parse(value) -> ClassificationRequest:

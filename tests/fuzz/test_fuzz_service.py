@@ -77,6 +77,15 @@ bodies = st.one_of(
     st.integers(1, 8_000).map(nested),
     st.integers(16_000, 17_000).map(lambda size: b'{"product": "' + b"k" * size + b'"}'),
 )
+# What HTTP lets a header carry: no control characters.
+header_text = st.text(st.characters(exclude_categories=("Cs", "Cc")), min_size=1, max_size=250)
+VALID_KEY = "the payer's key"
+authorizations = st.one_of(
+    st.just(VALID_KEY),
+    st.none(),
+    header_text,
+    header_text.map(lambda text: "Bearer txn_" + text),
+)
 content_types = st.sampled_from(
     ["application/json", "text/plain", "", "application/json; charset=utf-16", "multipart/form-data"]
 )
@@ -98,9 +107,13 @@ def check(response: httpx.Response, allowed: set[int]) -> None:
 
 
 @FUZZ
-@given(body=bodies, content_type=content_types, authorised=st.booleans())
-def test_categorize(embedded: Stack, payer: Customer, body, content_type, authorised):
-    headers = {"Content-Type": content_type, **(payer.headers if authorised else {})}
+@given(body=bodies, content_type=content_types, authorization=authorizations)
+def test_categorize(embedded: Stack, payer: Customer, body, content_type, authorization):
+    headers: dict = {"Content-Type": content_type}
+    if authorization == VALID_KEY:
+        headers.update(payer.headers)
+    elif authorization is not None:
+        headers["Authorization"] = authorization.encode("utf-8")
     before = embedded.balance(payer).total
     with embedded.client() as client:
         response = client.post(CATEGORIZE, content=body, headers=headers)
@@ -131,10 +144,6 @@ job_options = st.dictionaries(
     query_text,
     max_size=3,
 )
-
-
-# What HTTP lets a header carry: no control characters.
-header_text = st.text(st.characters(exclude_categories=("Cs", "Cc")), min_size=1, max_size=250)
 
 
 @FUZZ
