@@ -89,10 +89,6 @@ async def sign_out(request: Request, account: Account) -> None:
     await run_in_threadpool(_revoke, context_of(request), account.id)
 
 
-def forget_session(request: Request) -> None:
-    request.session.clear()
-
-
 def signed_in_account_id(request: Request) -> int | None:
     account_id = request.session.get(ACCOUNT_ID)
     return account_id if isinstance(account_id, int) else None
@@ -108,7 +104,7 @@ def signed_in(page: Page) -> Callable[[Request], Awaitable[Response]]:
         if account_id is not None:
             account = await run_in_threadpool(_load_account, context_of(request), account_id)
         if account is None or request.session.get(GENERATION) != account.session_generation:
-            forget_session(request)
+            request.session.clear()
             return RedirectResponse(SIGN_IN_PATH, status_code=303)
         return await page(request, account)
 
