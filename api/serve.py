@@ -24,11 +24,21 @@ def register(subparsers) -> None:
 def run(args) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        app = build_app(Settings.from_environ())
+        settings = Settings.from_environ()
+        app = build_app(settings)
     except (ConfigurationError, TaxonomyError) as exc:
         print(f"taxonomist serve: {exc}", file=sys.stderr)
         return 2
-    uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+    uvicorn.run(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level="info",
+        # The scheme and client address come from X-Forwarded-* of these proxies
+        # only; with none, a header cannot make a request look https or local.
+        proxy_headers=bool(settings.trusted_proxies),
+        forwarded_allow_ips=settings.trusted_proxies or None,
+    )
     return 0
 
 

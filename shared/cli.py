@@ -31,7 +31,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    # A command that wraps another program (the worker: Celery) passes on what it does not know.
+    if unknown and not getattr(args, "passes_unknown_options", False):
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    args.unknown_options = unknown
     return args.func(args) or 0
 
 

@@ -40,12 +40,27 @@ DEFAULT_JOB_CHUNKS_IN_FLIGHT = 4
 DEFAULT_JOB_STALE_SECONDS = 300
 DEFAULT_JOB_SWEEP_INTERVAL_SECONDS = 60
 DEFAULT_JOB_DEADLINE_SECONDS = 24 * 3600
+# Dashboard: addresses whose X-Forwarded-Proto / X-Forwarded-For are believed
+# (uvicorn's forwarded_allow_ips); none by default.
+DEFAULT_TRUSTED_PROXIES = ""
+# Per client address, "per minute/per hour/per day" (docs/dashboard.md).
+DEFAULT_SIGNIN_LIMITS_PER_ADDRESS = "30/300/1000"
+DEFAULT_SIGNUP_LIMITS_PER_ADDRESS = "3/10/20"
 
 AI_PROVIDERS = ("local", "openai")
 
 
 class ConfigurationError(Exception):
     """A setting is missing or invalid; the message names the variable."""
+
+
+def _limits(text: str) -> tuple[int, int, int]:
+    """"5/20/50" as (per minute, per hour, per day), or ValueError."""
+    parts = text.split("/")
+    if len(parts) != 3 or not all(part.strip().isdigit() for part in parts):
+        raise ValueError(f"{text!r} is not three whole numbers: per minute/per hour/per day.")
+    per_minute, per_hour, per_day = (int(part) for part in parts)
+    return per_minute, per_hour, per_day
 
 
 @dataclass(frozen=True)
@@ -85,6 +100,9 @@ class Settings:
     job_stale_seconds: int = DEFAULT_JOB_STALE_SECONDS
     job_sweep_interval_seconds: int = DEFAULT_JOB_SWEEP_INTERVAL_SECONDS
     job_deadline_seconds: int = DEFAULT_JOB_DEADLINE_SECONDS
+    trusted_proxies: str = DEFAULT_TRUSTED_PROXIES
+    signin_limits_per_address: tuple[int, int, int] = _limits(DEFAULT_SIGNIN_LIMITS_PER_ADDRESS)
+    signup_limits_per_address: tuple[int, int, int] = _limits(DEFAULT_SIGNUP_LIMITS_PER_ADDRESS)
 
     @property
     def embedded(self) -> bool:
@@ -172,6 +190,17 @@ class Settings:
                 ),
                 job_deadline_seconds=config(
                     "JOB_DEADLINE_SECONDS", cast=int, default=DEFAULT_JOB_DEADLINE_SECONDS
+                ),
+                trusted_proxies=config("TRUSTED_PROXIES", default=DEFAULT_TRUSTED_PROXIES),
+                signin_limits_per_address=config(
+                    "SIGNIN_LIMITS_PER_ADDRESS",
+                    cast=_limits,
+                    default=DEFAULT_SIGNIN_LIMITS_PER_ADDRESS,
+                ),
+                signup_limits_per_address=config(
+                    "SIGNUP_LIMITS_PER_ADDRESS",
+                    cast=_limits,
+                    default=DEFAULT_SIGNUP_LIMITS_PER_ADDRESS,
                 ),
             )
         except ValueError as exc:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import os
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import httpx
 import pytest
@@ -33,6 +35,7 @@ POSTGRES_ADMIN_URL = os.environ.get(
     "TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 )
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+UNLIMITED_FROM_ONE_ADDRESS = "100000/100000/100000"
 
 
 def base_env(**overrides: str) -> dict[str, str]:
@@ -45,6 +48,10 @@ def base_env(**overrides: str) -> dict[str, str]:
         TAXONOMY_DIR=str(TAXONOMY_DIR),
         TAXONOMIST_CACHE_DIR=str(INDEX_CACHE_DIR),
         PYTHONPATH=str(REPO_ROOT),
+        # Every test signs up from 127.0.0.1; tests/dashboard/test_security.py
+        # runs its own server with the per-address limits tight.
+        SIGNUP_LIMITS_PER_ADDRESS=UNLIMITED_FROM_ONE_ADDRESS,
+        SIGNIN_LIMITS_PER_ADDRESS=UNLIMITED_FROM_ONE_ADDRESS,
     )
     env.update(overrides)
     return env
@@ -89,18 +96,26 @@ def redis_prefix():
         client.delete(key)
 
 
-@pytest.fixture(scope="session")
-def postgres_url():
-    """A fresh PostgreSQL database for this test session, dropped at the end."""
+@contextmanager
+def fresh_postgres_database() -> Iterator[str]:
+    """The URL of a new, empty PostgreSQL database, dropped afterwards."""
     name = f"taxonomist_test_{uuid.uuid4().hex[:12]}"
     admin = create_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
     with admin.connect() as connection:
         connection.execute(text(f'CREATE DATABASE "{name}"'))
-    url = POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
-    yield url
-    with admin.connect() as connection:
-        connection.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
-    admin.dispose()
+    try:
+        yield POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def postgres_url():
+    """A fresh PostgreSQL database for this test session, dropped at the end."""
+    with fresh_postgres_database() as url:
+        yield url
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 
 STARTUP_TIMEOUT_SECONDS = 180
+REDIS_STARTUP_TIMEOUT_SECONDS = 10
 
 
 def free_port() -> int:
@@ -22,15 +23,17 @@ def free_port() -> int:
 
 
 class Process:
-    """A `taxonomist` subprocess whose output goes to a log file."""
+    """A `taxonomist` subprocess (or another module's: `celery`) whose output goes to a log file."""
 
-    def __init__(self, args: list[str], env: dict[str, str], log_path: Path) -> None:
+    def __init__(
+        self, args: list[str], env: dict[str, str], log_path: Path, module: str = "shared.cli"
+    ) -> None:
         self.args = args
         self.env = env
         self.log_path = log_path
         self._log = open(log_path, "wb")
         self.popen = subprocess.Popen(
-            [sys.executable, "-m", "shared.cli", *args],
+            [sys.executable, "-m", module, *args],
             env=env,
             stdout=self._log,
             stderr=subprocess.STDOUT,
@@ -83,3 +86,41 @@ def run_cli(args: list[str], env: dict[str, str], timeout: float = 120) -> subpr
         text=True,
         timeout=timeout,
     )
+
+
+class RedisServer:
+    """A private `redis-server` on a free port, for tests that stop and restart Redis.
+
+    Nothing is persisted: a restart loses every key and queued task, as a
+    crashed Redis without persistence does.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.popen: subprocess.Popen | None = None
+        self.start()
+
+    def start(self) -> None:
+        self.popen = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", str(self.folder)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + REDIS_STARTUP_TIMEOUT_SECONDS
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as sock:
+                    sock.sendall(b"PING\r\n")
+                    if sock.recv(16).startswith(b"+PONG"):
+                        return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError(f"redis-server did not start on port {self.port}")
+
+    def stop(self) -> None:
+        if self.popen is not None and self.popen.poll() is None:
+            self.popen.kill()
+            self.popen.wait(timeout=10)

@@ -77,11 +77,12 @@ def _sweep_forever(settings: Settings) -> None:
     interval = settings.job_sweep_interval_seconds
     while True:
         time.sleep(interval)
-        # One sweep per interval across the fleet: whoever sets the key first.
-        if turns is not None and not turns.set(turn_key, "1", nx=True, ex=interval):
-            continue
+        # Anything may fail here (Redis restarting, the database away): the
+        # thread must outlive it, or no job of this worker recovers again.
         try:
-            sweep_once(settings, database)
+            # One sweep per interval across the fleet: whoever sets the key first.
+            if turns is None or turns.set(turn_key, "1", nx=True, ex=interval):
+                sweep_once(settings, database)
         except Exception:
             logger.exception("job sweep failed; trying again next interval")
 

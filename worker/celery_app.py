@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from celery import Celery
 
+# Every model, so that the tasks' foreign keys resolve however the worker is
+# started (`celery -A worker.celery_app` imports nothing else first).
+import shared.db.models  # noqa: F401
 from shared.settings import Settings
 
 INTERACTIVE_QUEUE = "interactive"

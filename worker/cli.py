@@ -1,8 +1,9 @@
-"""`taxonomist worker`: a Celery worker for the production mode."""
+"""`taxonomist worker`: a Celery worker for the production mode.
+
+Options it does not know itself (`-n name@%h`, `--pool`, ...) go on to Celery.
+"""
 
 from __future__ import annotations
-
-import argparse
 
 from worker.bulk import BULK_QUEUE
 from worker.celery_app import INTERACTIVE_QUEUE
@@ -12,6 +13,7 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "worker",
         help="run a Celery worker (same as `celery -A worker.celery_app worker`)",
+        allow_abbrev=False,
     )
     parser.add_argument("--concurrency", "-c", type=int, default=None, help="pool processes")
     parser.add_argument(
@@ -21,8 +23,7 @@ def register(subparsers) -> None:
         help="comma-separated queues (a dedicated interactive worker: -Q interactive)",
     )
     parser.add_argument("--loglevel", "-l", default="INFO")
-    parser.add_argument("celery_args", nargs=argparse.REMAINDER, help="passed on to Celery")
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, passes_unknown_options=True)
 
 
 def run(args) -> int:
@@ -31,5 +32,5 @@ def run(args) -> int:
     argv = ["worker", "--loglevel", args.loglevel, "--queues", args.queues]
     if args.concurrency:
         argv += ["--concurrency", str(args.concurrency)]
-    app.worker_main(argv + args.celery_args)
+    app.worker_main(argv + args.unknown_options)
     return 0

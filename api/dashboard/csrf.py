@@ -12,6 +12,8 @@ from starlette.datastructures import FormData
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
+from api.dashboard.forms import read_form
+
 SESSION_KEY = "csrf_token"
 FORM_FIELD = "csrf_token"
 TOKEN_BYTES = 32
@@ -27,9 +29,9 @@ def token(request: Request) -> str:
     return value
 
 
-async def checked_form(request: Request) -> FormData:
-    """The submitted form, or HTTP 403 when its token is not this session's."""
-    form = await request.form()
+async def checked_form(request: Request, max_upload_bytes: int | None = None) -> FormData:
+    """The submitted form (`read_form`), or HTTP 403 when its token is not this session's."""
+    form = await read_form(request, max_upload_bytes)
     expected = request.session.get(SESSION_KEY)
     sent = form.get(FORM_FIELD)
     if not isinstance(expected, str) or not isinstance(sent, str):

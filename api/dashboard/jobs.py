@@ -26,7 +26,7 @@ from shared.classification.models import DEFAULT_TAXONOMY, TAXONOMY_NAMES
 from shared.credits.errors import InsufficientCredits
 from shared.jobs import results, service
 from shared.jobs.errors import InvalidJobInput, JobNotFound
-from shared.jobs.models import ACTIVE_JOB_STATUSES, JOB_QUEUED, JOB_RUNNING
+from shared.jobs.models import ACTIVE_JOB_STATUSES, JOB_QUEUED, JOB_RUNNING, is_job_id
 from shared.jobs.parsing import BOOLEAN_OPTIONS, FORMAT_CSV, FORMAT_JSONL
 from worker import bulk
 
@@ -49,7 +49,7 @@ async def jobs_page(request: Request, account: Account) -> Response:
 @signed_in
 async def submit(request: Request, account: Account) -> Response:
     context = context_of(request)
-    form = await checked_form(request)
+    form = await checked_form(request, context.settings.job_max_body_bytes)
     upload = form.get("file")
     try:
         content_type, body = await _read_upload(upload, context.settings.job_max_body_bytes)
@@ -142,8 +142,6 @@ def _options(form) -> dict:
     return options
 
 
-
-
 def _list(context: ApiContext, account_id: int):
     with context.database.session() as session:
         return service.list_jobs(session, account_id, JOBS_SHOWN, None)
@@ -158,4 +156,7 @@ def _owned(context: ApiContext, action, account_id: int, job_id: str):
 
 
 def _job_id(request: Request) -> str:
-    return request.path_params["job_id"]
+    job_id = request.path_params["job_id"]
+    if not is_job_id(job_id):
+        raise HTTPException(404, NOT_FOUND)
+    return job_id

@@ -14,6 +14,7 @@ from api.dashboard.sessions import context_of, signed_in
 from shared.accounts import service as accounts
 from shared.accounts.errors import KeyLimitReached, KeyNotFound
 from shared.accounts.models import Account, ApiKey
+from shared.db.base import MAX_INTEGER
 
 KEYS_PATH = "/dashboard/keys"
 # The page holding a new key's value must not be kept by the browser or a proxy.
@@ -67,7 +68,10 @@ async def _render_keys(request: Request, account: Account, **values) -> Response
 
 
 def _key_id(request: Request) -> int:
-    return request.path_params["key_id"]
+    key_id = request.path_params["key_id"]
+    if key_id > MAX_INTEGER:
+        raise HTTPException(404, NO_SUCH_KEY)
+    return key_id
 
 
 def _list(context: ApiContext, account_id: int) -> list[ApiKey]:

@@ -22,7 +22,8 @@ from api.dashboard.csrf import checked_form
 from api.dashboard.rendering import render
 from api.dashboard.sessions import context_of, signed_in
 from api.routes.classify import run_classification
-from shared.classification.validation import InvalidRequest, classification_request_from
+from shared.classification.validation import classification_request_from
+from shared.validation import InvalidRequest
 from shared.accounts import service as accounts
 from shared.accounts.models import Account
 from shared.classification.models import (

@@ -1,11 +1,13 @@
-"""The /dashboard mount: its pages, its static files and its session middleware."""
+"""The /dashboard mount: its pages, its static files, its headers and session middleware."""
 
 from __future__ import annotations
 
+from starlette.middleware import Middleware
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from api.dashboard import account, billing, jobs, keys, overview, playground
+from api.dashboard.headers import SecurityHeadersMiddleware
 from api.dashboard.rendering import STATIC_DIR
 from api.dashboard.sessions import session_middleware
 from shared.settings import Settings
@@ -34,5 +36,5 @@ def dashboard_mount(settings: Settings) -> Mount:
             Route("/billing", billing.billing_page),
             Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
         ],
-        middleware=[session_middleware(settings)],
+        middleware=[Middleware(SecurityHeadersMiddleware), session_middleware(settings)],
     )

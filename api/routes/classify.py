@@ -17,9 +17,10 @@ from api.admission import admit
 from api.body import BodyTooLarge, read_capped_body
 from api.context import ApiContext
 from shared.classification.models import ClassificationRequest, Outcome
-from shared.classification.validation import InvalidRequest, parse_classification_request
+from shared.classification.validation import parse_classification_request
 from shared.credits import service as credits
 from shared.credits.errors import InsufficientCredits
+from shared.validation import InvalidRequest
 from worker.replies import new_reply_key
 from worker.tasks import classify as classify_task
 

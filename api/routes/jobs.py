@@ -25,8 +25,10 @@ from api.context import ApiContext
 from shared.credits.errors import InsufficientCredits
 from shared.jobs import results, service
 from shared.jobs.errors import InvalidJobInput, JobNotFound
-from shared.jobs.models import MAX_IDEMPOTENCY_KEY_LENGTH
+from shared.db.base import MAX_INTEGER
+from shared.jobs.models import MAX_IDEMPOTENCY_KEY_LENGTH, is_job_id
 from shared.jobs.parsing import FORMAT_CSV, FORMAT_JSON, FORMAT_JSONL
+from shared.validation import InvalidRequest, bounded_int, check_text
 from worker import bulk
 
 logger = logging.getLogger(__name__)
@@ -42,10 +44,7 @@ ACCEPTED_MEDIA_TYPES = {
     "application/jsonl": FORMAT_JSONL,
     "text/csv": FORMAT_CSV,
 }
-
-
-class BadQuery(ValueError):
-    """A query parameter is not what it should be; the message names it."""
+BAD_CURSOR = "Query parameter 'cursor' must be a cursor given by a previous page."
 
 
 def account_route(handler):
@@ -60,7 +59,7 @@ def account_route(handler):
             return await handler(request, caller.context, caller.account.id)
         except JobNotFound:
             return errors.plain(404, NOT_FOUND)
-        except BadQuery as exc:
+        except InvalidRequest as exc:
             return errors.bad_request(str(exc))
 
     return route
@@ -71,7 +70,11 @@ async def submit_job(request: Request, context: ApiContext, account_id: int) -> 
     settings = context.settings
     idempotency_key = request.headers.get("idempotency-key") or None
     if idempotency_key and len(idempotency_key) > MAX_IDEMPOTENCY_KEY_LENGTH:
-        raise BadQuery(f"Idempotency-Key is longer than {MAX_IDEMPOTENCY_KEY_LENGTH} characters.")
+        raise InvalidRequest(
+            f"Idempotency-Key is longer than {MAX_IDEMPOTENCY_KEY_LENGTH} characters."
+        )
+    if idempotency_key:
+        check_text("Header 'Idempotency-Key'", idempotency_key)
     try:
         body = await read_capped_body(request, settings.job_max_body_bytes)
         job, chunks = await run_in_threadpool(
@@ -116,7 +119,7 @@ async def list_jobs(request: Request, context: ApiContext, account_id: int) -> R
 @account_route
 async def get_job(request: Request, context: ApiContext, account_id: int) -> Response:
     job = await run_in_threadpool(
-        _read, context, service.get, account_id, request.path_params["job_id"]
+        _read, context, service.get, account_id, _job_id(request)
     )
     return JSONResponse(service.job_view(job))
 
@@ -124,7 +127,7 @@ async def get_job(request: Request, context: ApiContext, account_id: int) -> Res
 @account_route
 async def cancel_job(request: Request, context: ApiContext, account_id: int) -> Response:
     job = await run_in_threadpool(
-        _read, context, service.cancel, account_id, request.path_params["job_id"]
+        _read, context, service.cancel, account_id, _job_id(request)
     )
     return JSONResponse(service.job_view(job))
 
@@ -133,17 +136,14 @@ async def cancel_job(request: Request, context: ApiContext, account_id: int) -> 
 async def job_results(request: Request, context: ApiContext, account_id: int) -> Response:
     """A page of JSON with a cursor, or everything streamed as JSON Lines or CSV."""
     job = await run_in_threadpool(
-        _read, context, service.get, account_id, request.path_params["job_id"]
+        _read, context, service.get, account_id, _job_id(request)
     )
     kind = _results_format(request)
     if kind == FORMAT_JSON:
         limit = _int_param(request, "limit", DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
         cursor = request.query_params.get("cursor")
-        if cursor is not None and not cursor.isdigit():
-            raise BadQuery("Query parameter 'cursor' must be a cursor given by a previous page.")
-        page = await run_in_threadpool(
-            _read, context, service.results_page, job.id, int(cursor) if cursor else None, limit
-        )
+        after = None if cursor is None else _position_cursor(cursor)
+        page = await run_in_threadpool(_read, context, service.results_page, job.id, after, limit)
         return JSONResponse(
             {
                 "jobStatus": job.status,
@@ -169,7 +169,7 @@ def _results_format(request: Request) -> str:
     explicit = request.query_params.get("format")
     if explicit is not None:
         if explicit not in (FORMAT_JSON, FORMAT_JSONL, FORMAT_CSV):
-            raise BadQuery("Query parameter 'format' must be json, jsonl or csv.")
+            raise InvalidRequest("Query parameter 'format' must be json, jsonl or csv.")
         return explicit
     accept = request.headers.get("accept", "")
     for media_type in accept.split(","):
@@ -183,9 +183,21 @@ def _int_param(request: Request, name: str, default: int, maximum: int) -> int:
     value = request.query_params.get(name)
     if value is None:
         return default
-    if not value.isdigit() or not 1 <= int(value) <= maximum:
-        raise BadQuery(f"Query parameter '{name}' must be a number from 1 to {maximum}.")
-    return int(value)
+    return bounded_int(f"Query parameter '{name}'", value, 1, maximum)
+
+
+def _job_id(request: Request) -> str:
+    job_id = request.path_params["job_id"]
+    if not is_job_id(job_id):
+        raise InvalidRequest("The path must name a job by its id (job_ and 32 hexadecimal digits).")
+    return job_id
+
+
+def _position_cursor(cursor: str) -> int:
+    try:
+        return bounded_int("Query parameter 'cursor'", cursor, 0, MAX_INTEGER)
+    except InvalidRequest as exc:
+        raise InvalidRequest(BAD_CURSOR) from exc
 
 
 def _encode_jobs_cursor(job) -> str:
@@ -198,9 +210,13 @@ def _decode_jobs_cursor(cursor: str | None) -> tuple[datetime, str] | None:
         return None
     try:
         created_at, job_id = base64.urlsafe_b64decode(cursor.encode()).decode().split("|")
-        return datetime.fromisoformat(created_at), job_id
+        moment = datetime.fromisoformat(created_at)
     except ValueError as exc:
-        raise BadQuery("Query parameter 'cursor' must be a cursor given by a previous page.") from exc
+        raise InvalidRequest(BAD_CURSOR) from exc
+    # Ours always carry their time zone and a job id; a forged one may not.
+    if moment.tzinfo is None or not is_job_id(job_id):
+        raise InvalidRequest(BAD_CURSOR)
+    return moment, job_id
 
 
 ROUTES = [

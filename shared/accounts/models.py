@@ -21,6 +21,9 @@ class Account(Base):
     per_hour: Mapped[int | None] = mapped_column(Integer, default=None)
     per_day: Mapped[int | None] = mapped_column(Integer, default=None)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # A dashboard session names the generation it began in; signing out (or
+    # revoke_sessions) moves it on, so every cookie issued before is refused.
+    session_generation: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class ApiKey(Base):

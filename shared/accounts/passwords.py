@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import secrets
+
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
@@ -25,10 +28,20 @@ def hash_password(password: str) -> str:
 
 
 def verify_password(password_hash: str | None, password: str) -> bool:
-    """False for a wrong password, and for an account that has none (made by an operator)."""
-    if not password_hash or len(password) > MAX_PASSWORD_LENGTH:
+    """False for a wrong password, and for no hash (no such account, or one made by an operator).
+
+    Without a hash a dummy one is verified all the same, so that the answer
+    takes as long: the time must not tell which emails have an account.
+    """
+    if len(password) > MAX_PASSWORD_LENGTH:
         return False
     try:
-        return _hasher.verify(password_hash, password)
+        matches = _hasher.verify(password_hash or _dummy_hash(), password)
     except (VerificationError, InvalidHashError):
         return False
+    return matches and bool(password_hash)
+
+
+@functools.cache
+def _dummy_hash() -> str:
+    return _hasher.hash(secrets.token_urlsafe(32))

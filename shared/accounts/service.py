@@ -77,6 +77,15 @@ def get_account(session: Session, email: str) -> Account:
     return account
 
 
+def revoke_sessions(session: Session, account_id: int) -> None:
+    """End every dashboard session of the account, on every front, from this commit on."""
+    session.execute(
+        update(Account)
+        .where(Account.id == account_id)
+        .values(session_generation=Account.session_generation + 1)
+    )
+
+
 def rate_limits(account: Account, defaults: RateLimits) -> RateLimits:
     return RateLimits(
         per_minute=account.per_minute or defaults.per_minute,

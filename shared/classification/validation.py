@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-import json
-
-from shared.classification.messages import BAD_JSON
 from shared.classification.models import (
     DEFAULT_TAXONOMY,
     TAXONOMY_NAMES,
     ClassificationRequest,
 )
+from shared.validation import InvalidRequest, check_text, parse_json
 
 _ALLOWED_TAXONOMIES = " or ".join(f'"{name}"' for name in TAXONOMY_NAMES)
 
 
-class InvalidRequest(Exception):
-    """The body breaks a rule; the message names the field and the rule."""
-
-
 def parse_json_object(body: bytes) -> dict:
-    try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InvalidRequest(BAD_JSON) from exc
+    data = parse_json(body)
     if not isinstance(data, dict):
         raise InvalidRequest("The request body must be a JSON object.")
     return data
@@ -51,7 +42,7 @@ def _product(data: dict) -> str:
         raise InvalidRequest("Field 'product' must be a string.")
     if not product.strip():
         raise InvalidRequest("Field 'product' must not be empty.")
-    return product
+    return check_text("Field 'product'", product)
 
 
 def _taxonomy(data: dict) -> str:
@@ -72,4 +63,4 @@ def _optional_string(data: dict, field: str) -> str | None:
     value = data.get(field)
     if value is not None and not isinstance(value, str):
         raise InvalidRequest(f"Field '{field}' must be a string or null.")
-    return value
+    return value if value is None else check_text(f"Field '{field}'", value)

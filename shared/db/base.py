@@ -16,6 +16,9 @@ NAMING_CONVENTION = {
     "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
     "pk": "pk_%(table_name)s",
 }
+# The largest value of an Integer column on PostgreSQL: an id or position
+# from a request beyond it would fail in the database, not be "not found".
+MAX_INTEGER = 2**31 - 1
 
 
 def utcnow() -> datetime:

@@ -6,6 +6,8 @@ locks it first, so the counters always agree with the items' statuses.
 
 from __future__ import annotations
 
+import re
+import uuid
 from datetime import datetime
 
 from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
@@ -30,6 +32,17 @@ ENDED_ITEM_STATUSES = (ITEM_DONE, ITEM_FAILED, ITEM_CANCELLED)
 
 MAX_ITEM_ID_LENGTH = 200
 MAX_IDEMPOTENCY_KEY_LENGTH = 200
+JOB_ID_PREFIX = "job_"
+_JOB_ID = re.compile(JOB_ID_PREFIX + "[0-9a-f]{32}")
+
+
+def new_job_id() -> str:
+    return JOB_ID_PREFIX + uuid.uuid4().hex
+
+
+def is_job_id(value: str) -> bool:
+    """Whether `value` could be a job id: checked before it reaches a query."""
+    return _JOB_ID.fullmatch(value) is not None
 
 
 class Job(Base):

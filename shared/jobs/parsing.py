@@ -14,10 +14,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from shared.classification.validation import InvalidRequest, classification_request_from
+from shared.classification.messages import TOO_LARGE
+from shared.classification.validation import classification_request_from
 from shared.classification.models import ClassificationRequest
 from shared.jobs.errors import InvalidJobInput
 from shared.jobs.models import MAX_ITEM_ID_LENGTH
+from shared.validation import InvalidRequest, check_text, parse_json
 
 FORMAT_JSON = "json"
 FORMAT_JSONL = "jsonl"
@@ -59,11 +61,15 @@ def format_of(content_type: str | None) -> str:
     return CONTENT_TYPES[media_type]
 
 
-def parse_job(body: bytes, content_type: str | None, query: dict, max_items: int) -> JobInput:
+def parse_job(
+    body: bytes, content_type: str | None, query: dict, max_items: int, max_item_bytes: int
+) -> JobInput:
     """The whole submission, or InvalidJobInput naming the first bad lines.
 
     Job-level options come from the JSON object, or for JSON Lines and CSV
     from the query string (same names as the synchronous endpoint's fields).
+    An item is at most `max_item_bytes` as the synchronous endpoint's JSON
+    body: no larger work reaches a worker through a job than through it.
     """
     kind = format_of(content_type)
     try:
@@ -76,14 +82,14 @@ def parse_job(body: bytes, content_type: str | None, query: dict, max_items: int
         options = _query_options(query)
         records = _jsonl_records(text) if kind == FORMAT_JSONL else _csv_records(text)
     _check_options(options)
-    return _validate(records, options, max_items)
+    return _validate(records, options, max_items, max_item_bytes)
 
 
 def _json_records(text: str) -> tuple[dict, Iterator[tuple[str, object]]]:
     try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise InvalidJobInput("Bad JSON format.") from exc
+        data = parse_json(text)
+    except InvalidRequest as exc:
+        raise InvalidJobInput(str(exc)) from exc
     if not isinstance(data, dict) or not isinstance(data.get("items"), list):
         raise InvalidJobInput("The body must be a JSON object with an 'items' array.")
     options = {name: data[name] for name in OPTION_FIELDS if name in data}
@@ -92,28 +98,60 @@ def _json_records(text: str) -> tuple[dict, Iterator[tuple[str, object]]]:
 
 
 def _jsonl_records(text: str) -> Iterator[tuple[str, object]]:
+    """(where, record), the record an InvalidRequest when the line is not JSON."""
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
-            yield f"Line {number}", json.loads(line)
-        except ValueError:
-            yield f"Line {number}", None
+            yield f"Line {number}", parse_json(line)
+        except InvalidRequest as exc:
+            yield f"Line {number}", exc
 
 
 def _csv_records(text: str) -> Iterator[tuple[str, object]]:
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    header = reader.fieldnames or []
+    """(where, record) by the line each record starts on; strict quoting.
+
+    A quote left open would otherwise swallow every following row into one
+    cell; a CSV error ends the reading, so it is the last record reported.
+    """
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    try:
+        header = next(reader, [])
+    except csv.Error as exc:
+        raise InvalidJobInput(f"Line 1: {_csv_problem(exc)}") from exc
     if "id" not in header or "product" not in header:
         raise InvalidJobInput("Line 1: the CSV header must name the columns id and product.")
-    for row in reader:
-        yield f"Line {reader.line_num}", _typed_csv_row(row)
+    while True:
+        where = f"Line {reader.line_num + 1}"
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            yield where, InvalidRequest(_csv_problem(exc))
+            return
+        if not cells:
+            continue
+        if len(cells) != len(header):
+            yield where, InvalidRequest(
+                f"The row has {len(cells)} cells; the header has {len(header)}."
+            )
+        else:
+            yield where, _typed_csv_row(dict(zip(header, cells)))
 
 
-def _typed_csv_row(row: dict) -> dict | None:
+def _csv_problem(exc: csv.Error) -> str:
+    # The csv module tells its errors apart by message only.
+    message = str(exc)
+    if "field larger than field limit" in message:
+        return f"A cell is longer than {csv.field_size_limit()} characters (a quote left open?)."
+    if "unexpected end of data" in message:
+        return "A quoted cell is not closed: its quote runs to the end of the file."
+    return f"Not valid CSV: {message}."
+
+
+def _typed_csv_row(row: dict) -> dict:
     """CSV cells are text: an empty option cell means "not given", booleans are true/false."""
-    if None in row:  # more cells than header columns
-        return None
     typed = {}
     for name, value in row.items():
         if name in OPTION_FIELDS and value == "":
@@ -144,7 +182,9 @@ def _check_options(options: dict) -> None:
         raise InvalidJobInput(f"Job options: {exc}") from exc
 
 
-def _validate(records: Iterator[tuple[str, object]], options: dict, max_items: int) -> JobInput:
+def _validate(
+    records: Iterator[tuple[str, object]], options: dict, max_items: int, max_item_bytes: int
+) -> JobInput:
     job_input = JobInput()
     errors: list[str] = []
     seen_ids: dict[str, str] = {}
@@ -153,7 +193,7 @@ def _validate(records: Iterator[tuple[str, object]], options: dict, max_items: i
         if len(job_input.items) >= max_items:
             raise InvalidJobInput(f"A job holds at most {max_items} items.")
         try:
-            item = _item(record, options)
+            item = _item(record, options, max_item_bytes)
         except InvalidRequest as exc:
             errors.append(f"{where}: {exc}")
             continue
@@ -176,9 +216,13 @@ def _validate(records: Iterator[tuple[str, object]], options: dict, max_items: i
     return job_input
 
 
-def _item(record: object, options: dict) -> ParsedItem:
+def _item(record: object, options: dict, max_item_bytes: int) -> ParsedItem:
+    if isinstance(record, InvalidRequest):
+        raise record
     if not isinstance(record, dict):
-        raise InvalidRequest("Bad JSON format." if record is None else "An item must be an object.")
+        raise InvalidRequest("An item must be an object.")
+    if _size(record) > max_item_bytes:
+        raise InvalidRequest(f"{TOO_LARGE} An item is at most {max_item_bytes} bytes.")
     item_id = record.get("id")
     if isinstance(item_id, int) and not isinstance(item_id, bool):
         item_id = str(item_id)
@@ -186,10 +230,19 @@ def _item(record: object, options: dict) -> ParsedItem:
         raise InvalidRequest("Field 'id' is required: a non-empty string.")
     if len(item_id) > MAX_ITEM_ID_LENGTH:
         raise InvalidRequest(f"Field 'id' is longer than {MAX_ITEM_ID_LENGTH} characters.")
+    check_text("Field 'id'", item_id)
     overrides = {name: record[name] for name in OPTION_FIELDS if name in record}
     fields = {**options, **overrides}
     if "product" in record:
         fields["product"] = record["product"]
     request = classification_request_from(fields)
     extra = {name: value for name, value in record.items() if name not in ITEM_FIELDS}
+    # Echoed in the results, whose CSV and JSON must encode: no lone surrogates.
+    check_text("Extra fields", json.dumps(extra, ensure_ascii=False))
     return ParsedItem(item_id=item_id, request=request, extra=extra or None)
+
+
+def _size(record: dict) -> int:
+    """The item's size as the synchronous endpoint's JSON body, in UTF-8."""
+    text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+    return len(text.encode("utf-8", "surrogatepass"))

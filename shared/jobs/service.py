@@ -15,7 +15,6 @@ chunks of concurrent jobs alternate whatever their sizes.
 from __future__ import annotations
 
 import json
-import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Iterator
@@ -46,6 +45,7 @@ from shared.jobs.models import (
     JOB_RUNNING,
     Job,
     JobItem,
+    new_job_id,
 )
 from shared.jobs.parsing import JobInput, parse_job
 from shared.settings import Settings
@@ -149,7 +149,9 @@ def submit_upload(
 
     InvalidJobInput before anything is stored or charged.
     """
-    job_input = parse_job(body, content_type, options, settings.max_job_items)
+    job_input = parse_job(
+        body, content_type, options, settings.max_job_items, settings.max_body_bytes
+    )
     return submit(
         database,
         account_id,
@@ -174,7 +176,7 @@ def _create(
     chunk_size: int,
     chunks_in_flight: int,
 ) -> tuple[Job, list[Chunk]]:
-    job_id = "job_" + uuid.uuid4().hex
+    job_id = new_job_id()
     total = len(job_input.items)
     held = credits.hold(session, account_id, total, note=f"bulk job {job_id}")
     job = Job(

@@ -3,8 +3,9 @@ import json
 import pytest
 
 from api.errors import BAD_JSON
-from shared.classification.validation import InvalidRequest, parse_classification_request
+from shared.classification.validation import parse_classification_request
 from shared.classification.models import ClassificationRequest
+from shared.validation import InvalidRequest, bounded_int
 
 
 def parse(value) -> ClassificationRequest:
@@ -87,3 +88,32 @@ def test_flags_are_json_booleans_only(field, value):
 def test_custom_instructions_are_a_string_or_null(value):
     message = rejection(json.dumps({"product": "a", "customInstructionsForAi": value}).encode())
     assert message == "Field 'customInstructionsForAi' must be a string or null."
+
+
+@pytest.mark.parametrize("depth", [100, 1_000, 8_000])
+def test_deep_nesting_is_refused_before_the_parser_recurses(depth):
+    body = b'{"product": "knife", "x": ' + b"[" * depth + b"]" * depth + b"}"
+    assert "nested deeper than" in rejection(body)
+
+
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        (rb'{"product": "knife \ud800"}', "Field 'product'"),
+        (rb'{"product": "knife \u0000"}', "Field 'product'"),
+        (rb'{"product": "knife", "customInstructionsForAi": "\udfff"}', "Field 'customInstructionsForAi'"),
+    ],
+)
+def test_text_with_a_lone_surrogate_or_a_nul_is_refused_naming_the_field(body, field):
+    assert rejection(body) == f"{field} must be valid Unicode text without NUL characters."
+
+
+def test_a_utf16_body_is_still_read():
+    assert parse_classification_request('{"product": "mug"}'.encode("utf-16")).product == "mug"
+
+
+@pytest.mark.parametrize("value", ["\u00b2", "99999999999999999999999", "-1", "", "0", "1001", " 5"])
+def test_bounded_numbers_refuse_anything_but_plain_digits_in_range(value):
+    with pytest.raises(InvalidRequest) as caught:
+        bounded_int("Query parameter 'limit'", value, 1, 1000)
+    assert str(caught.value) == "Query parameter 'limit' must be a number from 1 to 1000."

@@ -54,6 +54,9 @@ class Dashboard:
         self.page.get_by_label("Email").fill(email)
         self.page.get_by_label("Password").fill(PASSWORD)
         self.page.get_by_role("button", name="Sign up").click()
+        # Sign-up does not sign in (it must not tell whether the email was new).
+        self.page.wait_for_url(re.compile(r"/dashboard/signin\?signed-up$"))
+        self.sign_in(email)
         self.page.wait_for_url(re.compile(r"/dashboard/?$"))
         return email
 

@@ -6,6 +6,7 @@ import csv
 import json
 
 import httpx
+from playwright.sync_api import expect
 
 from shared.accounts import service as accounts
 from shared.credits import service as credits
@@ -19,6 +20,7 @@ ENDPOINT = "/api/v1/products/categorize"
 HOSTILE = "<script>window.pwned = true</script>"
 # Large enough that most of it is still queued when Cancel is pressed.
 BIG_JOB = 3_000
+JOB_TIMEOUT_MS = 120_000
 PAGES = ["/dashboard/", "/dashboard/keys", "/dashboard/playground", "/dashboard/jobs", "/dashboard/billing"]
 
 
@@ -92,8 +94,9 @@ def test_a_bulk_job_uploaded_on_the_page_runs_and_its_results_download(
     products.write_text("id,product,sku\n1,Ceramic coffee mug 350 ml,A1\n2,Leather wallet,B2\n")
     job_id = dashboard.upload_job(products, fallback=True)
     # The page reloads itself while the job runs.
-    dashboard.page.wait_for_function(
-        f"document.querySelector('tr[data-job=\"{job_id}\"] .status').textContent == 'completed'"
+    # A locator, not a JavaScript predicate: the pages' CSP forbids eval.
+    expect(dashboard.page.locator(f'tr[data-job="{job_id}"] .status')).to_have_text(
+        "completed", timeout=JOB_TIMEOUT_MS
     )
     with dashboard.page.expect_download() as download:
         dashboard.page.locator(f'tr[data-job="{job_id}"]').get_by_role("link", name="CSV").click()
@@ -117,8 +120,9 @@ def test_cancelling_a_bulk_job_gives_back_the_credits_not_used(
     )
     job_id = dashboard.upload_job(products)
     dashboard.page.locator(f'tr[data-job="{job_id}"]').get_by_role("button", name="Cancel").click()
-    dashboard.page.wait_for_function(
-        f"document.querySelector('tr[data-job=\"{job_id}\"] .status').textContent == 'cancelled'"
+    # A locator, not a JavaScript predicate: the pages' CSP forbids eval.
+    expect(dashboard.page.locator(f'tr[data-job="{job_id}"] .status')).to_have_text(
+        "cancelled", timeout=JOB_TIMEOUT_MS
     )
     spent = before - dashboard.total_credits()
     assert 0 <= spent < BIG_JOB

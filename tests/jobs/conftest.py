@@ -16,7 +16,7 @@ import pytest
 import redis
 
 from shared.db.migrate import open_database
-from tests.conftest import REDIS_URL, Customer, Stack, base_env
+from tests.conftest import REDIS_URL, Customer, Stack, base_env, delete_redis_keys
 from tests.servers import Process, Service
 
 WORKERS = 2
@@ -64,14 +64,12 @@ class JobStack(Stack):
             )
 
 
-@pytest.fixture(scope="session")
-def jobs_stack(tmp_path_factory, postgres_url, built_indexes) -> JobStack:
-    folder = tmp_path_factory.mktemp("jobs")
-    namespace = f"taxonomist-jobs-test-{uuid.uuid4().hex[:8]}"
-    env = base_env(
-        DATABASE_URL=postgres_url,
-        CELERY_BROKER_URL=REDIS_URL,
-        REDIS_URL=REDIS_URL,
+def job_stack_env(database_url: str, redis_url: str, namespace: str) -> dict[str, str]:
+    """Small chunks, a fast sweep, limits no test reaches."""
+    return base_env(
+        DATABASE_URL=database_url,
+        CELERY_BROKER_URL=redis_url,
+        REDIS_URL=redis_url,
         REDIS_NAMESPACE=namespace,
         JOB_CHUNK_SIZE="5",
         JOB_CHUNKS_IN_FLIGHT="2",
@@ -81,14 +79,31 @@ def jobs_stack(tmp_path_factory, postgres_url, built_indexes) -> JobStack:
         DEFAULT_PER_HOUR="100000",
         DEFAULT_PER_DAY="100000",
     )
-    open_database(postgres_url).dispose()
+
+
+def start_job_stack(env: dict[str, str], folder, workers: int) -> JobStack:
+    database_url = env["DATABASE_URL"]
+    open_database(database_url).dispose()
     front = Service(env, folder / "front.log")
-    stack = JobStack(front.url, env, postgres_url, [front], folder=folder)
-    for _ in range(WORKERS):
+    stack = JobStack(front.url, env, database_url, [front], folder=folder)
+    for _ in range(workers):
         stack.start_worker()
-    yield stack
-    for process in [front, *stack.workers]:
+    return stack
+
+
+def stop_job_stack(stack: JobStack) -> None:
+    for process in [*stack.fronts, *stack.workers]:
         process.stop()
+
+
+@pytest.fixture(scope="session")
+def jobs_stack(tmp_path_factory, postgres_url, built_indexes) -> JobStack:
+    namespace = f"taxonomist-jobs-test-{uuid.uuid4().hex[:8]}"
+    env = job_stack_env(postgres_url, REDIS_URL, namespace)
+    stack = start_job_stack(env, tmp_path_factory.mktemp("jobs"), WORKERS)
+    yield stack
+    stop_job_stack(stack)
+    delete_redis_keys(namespace)
     client = redis.Redis.from_url(REDIS_URL)
     for key in client.scan_iter(f"{namespace}:*"):
         client.delete(key)
