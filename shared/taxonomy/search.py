@@ -276,14 +276,14 @@ class CandidateIndex:
         if not top:
             return []
         indices = np.array(top)
-        votes = [
-            int(indices[np.argmax(scored.signals[name][position][indices])])
+        evidence = [
+            scored.signals[name][position][indices]
             for name in SUPPORT_SIGNALS
             if name in scored.signals
         ]
-        nearest = self.exemplars.best_similarities(scored.sentences[position], indices)
-        if nearest.any():
-            votes.append(int(indices[np.argmax(nearest)]))
+        evidence.append(self.exemplars.best_similarities(scored.sentences[position], indices))
+        # A signal that finds nothing in any candidate (no word in common) has no vote.
+        votes = [int(indices[np.argmax(values)]) for values in evidence if values.max() > 0]
         paths = {i: self.taxonomy.categories[self.ids[i]].path + PATH_SEPARATOR for i in top}
         return [
             sum(paths[i].startswith(paths[v]) or paths[v].startswith(paths[i]) for v in votes)

@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from shared.taxonomy.files import load_taxonomy
-from shared.taxonomy.knowledge import check
+from shared.taxonomy.knowledge import check, pack
 from shared.taxonomy.knowledge.store import DATA_DIR, folder_name, load_knowledge
 from shared.taxonomy.service import load_index
 from tests.conftest import TAXONOMY_DIR
@@ -112,3 +112,25 @@ def test_the_title_head_noun_beats_a_category_naming_more_of_its_words(
     assert index.candidates(product)[0].category.name == "Bicycles"
     no_head = dataclasses.replace(index, weights=dataclasses.replace(index.weights, product_head=0))
     assert no_head.candidates(product)[0].category.name == "Bicycle Helmets"
+
+
+def test_pack_folds_every_file_into_one_record_per_category(tmp_path):
+    taxonomy = load_taxonomy(FIXTURES, "Google")
+    ids = list(taxonomy.categories)
+    folder = tmp_path / folder_name("Google", taxonomy.version)
+    write(folder, "a.jsonl", [json.dumps({"id": ids[1], "titles": ["A b"], "terms": ["x"]})])
+    write(
+        folder,
+        "b.jsonl",
+        [
+            json.dumps({"id": ids[0], "titles": ["C"], "terms": []}),
+            json.dumps({"id": ids[1], "titles": ["a  B", "D"], "terms": ["X", "y"]}),
+        ],
+    )
+    before = load_knowledge("Google", taxonomy.version, tmp_path)
+    packed = pack.pack(taxonomy, tmp_path)
+    assert [p.name for p in folder.iterdir()] == [packed.name]
+    after = load_knowledge("Google", taxonomy.version, tmp_path)
+    assert list(after) == ids[:2]  # the taxonomy's order
+    assert after[ids[1]].titles == ["A b", "D"] and after[ids[1]].terms == ["x", "y"]
+    assert set(after) == set(before)
