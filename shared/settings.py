@@ -23,7 +23,19 @@ DEFAULT_PER_HOUR = 1_000
 DEFAULT_PER_DAY = 5_000
 DEFAULT_MONTHLY_CREDITS = 100
 DEFAULT_CLASSIFY_TIMEOUT_SECONDS = 30.0
-DEFAULT_AI_TIMEOUT_SECONDS = 20.0
+# Two attempts of 12 s and a backoff fit the 25 s budget: a retry after a
+# timeout is a useful one (self-hosted servers raise all three together).
+DEFAULT_AI_TIMEOUT_SECONDS = 12.0
+DEFAULT_AI_ATTEMPTS = 3
+# Below CLASSIFY_TIMEOUT_SECONDS, so that a synchronous request gets our
+# answer, even a failure, before its own deadline.
+DEFAULT_AI_TOTAL_SECONDS = 25.0
+# What the synchronous deadline keeps beyond the AI's budget: candidates,
+# the credit's settlement and the way back to the front.
+MIN_CLASSIFY_MARGIN_SECONDS = 2.0
+# The product text's share of the prompt: with the system prompt, 15
+# candidates and the answer, it fits a 2,048-token context.
+DEFAULT_AI_PRODUCT_TOKENS = 1_000
 DEFAULT_AI_MODEL = "gpt-4o-mini"
 DEFAULT_SUPPORT_EMAIL = "support@example.com"
 DEFAULT_RESERVATION_TTL_SECONDS = 15 * 60
@@ -78,6 +90,9 @@ class Settings:
     openai_api_key: Secret = field(default_factory=lambda: Secret(""))
     ai_model: str = DEFAULT_AI_MODEL
     ai_timeout_seconds: float = DEFAULT_AI_TIMEOUT_SECONDS
+    ai_attempts: int = DEFAULT_AI_ATTEMPTS
+    ai_total_seconds: float = DEFAULT_AI_TOTAL_SECONDS
+    ai_product_tokens: int = DEFAULT_AI_PRODUCT_TOKENS
     ai_requests_per_minute: int = DEFAULT_AI_REQUESTS_PER_MINUTE
     ai_tokens_per_minute: int = DEFAULT_AI_TOKENS_PER_MINUTE
     ai_max_wait_seconds: float = DEFAULT_AI_MAX_WAIT_SECONDS
@@ -142,6 +157,13 @@ class Settings:
                 ai_model=config("AI_MODEL", default=DEFAULT_AI_MODEL),
                 ai_timeout_seconds=config(
                     "AI_TIMEOUT_SECONDS", cast=float, default=DEFAULT_AI_TIMEOUT_SECONDS
+                ),
+                ai_attempts=config("AI_ATTEMPTS", cast=int, default=DEFAULT_AI_ATTEMPTS),
+                ai_total_seconds=config(
+                    "AI_TOTAL_SECONDS", cast=float, default=DEFAULT_AI_TOTAL_SECONDS
+                ),
+                ai_product_tokens=config(
+                    "AI_PRODUCT_TOKENS", cast=int, default=DEFAULT_AI_PRODUCT_TOKENS
                 ),
                 ai_requests_per_minute=config(
                     "AI_REQUESTS_PER_MINUTE", cast=int, default=DEFAULT_AI_REQUESTS_PER_MINUTE
@@ -211,7 +233,29 @@ class Settings:
             )
         if settings.max_body_bytes < 1:
             raise ConfigurationError("MAX_BODY_BYTES must be a positive number of bytes.")
+        if settings.ai_provider == "openai":
+            settings.check_ai_budget()
         return settings
+
+    def check_ai_budget(self) -> None:
+        """The upstream AI's time budget holds one attempt and leaves the
+        synchronous deadline room for the answer."""
+        if self.ai_attempts < 1:
+            raise ConfigurationError("AI_ATTEMPTS must be at least 1.")
+        if self.ai_product_tokens < 1:
+            raise ConfigurationError("AI_PRODUCT_TOKENS must be a positive number of tokens.")
+        if not 0 < self.ai_timeout_seconds <= self.ai_total_seconds:
+            raise ConfigurationError(
+                f"AI_TIMEOUT_SECONDS ({self.ai_timeout_seconds:g}) must be positive and at most "
+                f"AI_TOTAL_SECONDS ({self.ai_total_seconds:g}), the budget of all attempts."
+            )
+        if self.ai_total_seconds + MIN_CLASSIFY_MARGIN_SECONDS > self.classify_timeout_seconds:
+            raise ConfigurationError(
+                f"AI_TOTAL_SECONDS ({self.ai_total_seconds:g}) must leave "
+                f"{MIN_CLASSIFY_MARGIN_SECONDS:g} s of CLASSIFY_TIMEOUT_SECONDS "
+                f"({self.classify_timeout_seconds:g}) for the answer: raise "
+                "CLASSIFY_TIMEOUT_SECONDS or lower AI_TOTAL_SECONDS."
+            )
 
     def require_taxonomy_dir(self) -> Path:
         """The taxonomy directory, or a ConfigurationError naming TAXONOMY_DIR."""

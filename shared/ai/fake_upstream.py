@@ -6,9 +6,14 @@ usage block. It can be told to:
 
 - enforce its own requests-per-minute limit (429 with Retry-After);
 - add latency to every answer;
-- reject response_format json_schema with a 400;
+- reject response_format json_schema with a 400 (OpenAI's message, or
+  another server's);
 - answer the next requests from a script, one reply each:
-  "first", "null", "id:<any id>", "malformed", "500", "hang", "429:<seconds>".
+  "first", "null", "id:<any id>", "malformed", "500", "hang", "429:<seconds>",
+  "cutoff" (the first candidate padded with whitespace and cut off before
+  the closing brace, finish_reason "length", as a small self-hosted model
+  under JSON-constrained decoding), "context" (llama.cpp's 400 for a prompt
+  over its context).
 
 It counts what it received and answered (`stats`, also GET /fake/stats) and
 keeps each request's arrival time and body (`received`).
@@ -41,7 +46,15 @@ CHARS_PER_TOKEN = 4
 
 # Candidate lines of shared.ai.prompt: "N. <id> - <path>".
 _CANDIDATE_LINE = re.compile(r"^\d+\. (\S+) - ", re.MULTILINE)
-_REPLY = re.compile(r"first|null|id:\S+|malformed|500|hang|429:\d+(\.\d+)?")
+_REPLY = re.compile(r"first|null|id:\S+|malformed|500|hang|429:\d+(\.\d+)?|cutoff|context")
+OPENAI_SCHEMA_ERROR = "response_format of type json_schema is not supported with this model"
+# llama.cpp's server (tools/server) for a prompt longer than its slot's context.
+LLAMACPP_CONTEXT_ERROR = (
+    "request (9000 tokens) exceeds the available context size (8192 tokens), "
+    "try increasing it"
+)
+# Whitespace a constrained decoder may emit between JSON tokens.
+_PADDING = "\n\t \t "
 
 
 @dataclass
@@ -76,6 +89,7 @@ class RequestLimit:
 class FakeState:
     latency_ms: float = 0.0
     reject_json_schema: bool = False
+    schema_error: str = OPENAI_SCHEMA_ERROR
     limit: RequestLimit | None = None
     script: deque[str] = field(default_factory=deque)
     received: list[Received] = field(default_factory=list)
@@ -91,10 +105,12 @@ def _content(reply: str, candidates: list[str]) -> str:
         return json.dumps({"categoryId": None})
     if reply.startswith("id:"):
         return json.dumps({"categoryId": reply[3:]})
+    if reply == "cutoff":
+        return "{" + _PADDING * 3 + f'"categoryId": "{candidates[0]}"' + _PADDING * 8
     return json.dumps({"categoryId": candidates[0]})
 
 
-def _completion(body: dict, content: str) -> dict:
+def _completion(body: dict, content: str, finish_reason: str = "stop") -> dict:
     prompt_chars = sum(len(str(message.get("content", ""))) for message in body["messages"])
     prompt_tokens = math.ceil(prompt_chars / CHARS_PER_TOKEN)
     completion_tokens = math.ceil(len(content) / CHARS_PER_TOKEN)
@@ -107,7 +123,7 @@ def _completion(body: dict, content: str) -> dict:
             {
                 "index": 0,
                 "message": {"role": "assistant", "content": content},
-                "finish_reason": "stop",
+                "finish_reason": finish_reason,
                 "logprobs": None,
             }
         ],
@@ -180,6 +196,7 @@ class FakeUpstream:
         burst_seconds: float = DEFAULT_BURST_SECONDS,
         latency_ms: float = 0.0,
         reject_json_schema: bool = False,
+        schema_error: str = OPENAI_SCHEMA_ERROR,
     ) -> None:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -189,6 +206,7 @@ class FakeUpstream:
             burst_seconds=burst_seconds,
             latency_ms=latency_ms,
             reject_json_schema=reject_json_schema,
+            schema_error=schema_error,
         )
         self._server = _Server((host, port), _Handler)
         self._server.fake = self
@@ -207,12 +225,15 @@ class FakeUpstream:
         burst_seconds: float = DEFAULT_BURST_SECONDS,
         latency_ms: float = 0.0,
         reject_json_schema: bool = False,
+        schema_error: str = OPENAI_SCHEMA_ERROR,
     ) -> None:
-        """Set the behaviour, and forget the script, the counts and the log."""
+        """Set the behaviour, and forget the script, the counts and the log.
+        `schema_error` is the message of the 400 that rejects json_schema."""
         with self._lock:
             self.state = FakeState(
                 latency_ms=latency_ms,
                 reject_json_schema=reject_json_schema,
+                schema_error=schema_error,
                 limit=RequestLimit(rpm, burst_seconds) if rpm else None,
             )
 
@@ -256,10 +277,14 @@ class FakeUpstream:
             return self._count("errors", 500, _error("the fake failed, as scripted", "server_error"))
         response_format = body.get("response_format") or {}
         if state.reject_json_schema and response_format.get("type") == "json_schema":
-            message = "response_format of type json_schema is not supported with this model"
-            return self._count("errors", 400, _error(message, "invalid_request_error"))
+            return self._count("errors", 400, _error(state.schema_error, "invalid_request_error"))
+        if reply == "context":
+            error = _error(LLAMACPP_CONTEXT_ERROR, "exceed_context_size_error")
+            return self._count("errors", 400, error)
         candidates = _CANDIDATE_LINE.findall(body["messages"][-1]["content"])
-        return self._count("answered", 200, _completion(body, _content(reply, candidates)))
+        finish_reason = "length" if reply == "cutoff" else "stop"
+        completion = _completion(body, _content(reply, candidates), finish_reason)
+        return self._count("answered", 200, completion)
 
     def _count(self, stat: str, status: int, payload: dict, headers: dict[str, str] | None = None):
         with self._lock:

@@ -10,11 +10,17 @@ from shared.taxonomy.models import Candidate
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """A selector's choice: one of the candidates' ids, or None to decline."""
+    """A selector's choice: one of the candidates' ids, or None to decline.
+
+    `invalid`: the answer was neither a candidate nor an explicit decline;
+    `truncated`: it was cut off at the answer-token limit (read all the same).
+    """
 
     category_id: str | None
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    invalid: bool = False
+    truncated: bool = False
 
 
 class Selector(Protocol):

@@ -15,7 +15,12 @@ Retries have one owner, tenacity, and a bounded total time per `select`:
     400 "response_format" rejected   not a retry: the same attempt steps
                                      down to json_object, then plain, and
                                      the selector keeps that mode
+    400 prompt over the context      not a retry: "no decision", so the
+                                     fallback applies
     other 4xx                        no retry
+
+The product text is cut to AI_PRODUCT_TOKENS first, so a long one fits a
+small context; the 400 above is for servers smaller still.
 
 What `select` raises (shared.ai.errors):
 
@@ -27,7 +32,9 @@ What `select` raises (shared.ai.errors):
                         a 5xx; or the endpoint refused the request (4xx)
 
 An answer that is null, not a candidate, or unreadable is not an error: it
-is Decision(category_id=None), and it is not retried.
+is Decision(category_id=None), and it is not retried. An answer cut off at
+the token limit (finish_reason "length") is logged, marked `truncated`, and
+read all the same: a complete "categoryId" naming a candidate counts.
 """
 
 from __future__ import annotations
@@ -54,21 +61,24 @@ from shared.ai.prompt import (
     MAX_ANSWER_TOKENS,
     ResponseMode,
     build_messages,
+    cut_product,
     estimate_prompt_tokens,
     parse_answer,
     response_format,
 )
 from shared.ai.retry_after import retry_after_seconds
 from shared.ratelimit.ai_bucket import AIBucket, make_ai_bucket
-from shared.settings import ConfigurationError, Settings
+from shared.settings import (
+    DEFAULT_AI_ATTEMPTS,
+    DEFAULT_AI_PRODUCT_TOKENS,
+    DEFAULT_AI_TOTAL_SECONDS,
+    ConfigurationError,
+    Settings,
+)
 from shared.taxonomy.models import Candidate
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_ATTEMPTS = 3
-# Below the default CLASSIFY_TIMEOUT_SECONDS (30 s), so that a synchronous
-# request gets our answer, even a failure, before its own deadline.
-DEFAULT_TOTAL_SECONDS = 25.0
 DEFAULT_BACKOFF_INITIAL_SECONDS = 0.5
 DEFAULT_BACKOFF_MAX_SECONDS = 8.0
 # When a 429 names no wait at all.
@@ -77,10 +87,15 @@ DEFAULT_RATE_LIMIT_PAUSE_SECONDS = 1.0
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    attempts: int = DEFAULT_ATTEMPTS
-    total_seconds: float = DEFAULT_TOTAL_SECONDS
+    attempts: int = DEFAULT_AI_ATTEMPTS
+    total_seconds: float = DEFAULT_AI_TOTAL_SECONDS
     backoff_initial_seconds: float = DEFAULT_BACKOFF_INITIAL_SECONDS
     backoff_max_seconds: float = DEFAULT_BACKOFF_MAX_SECONDS
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "RetryPolicy":
+        """AI_ATTEMPTS and AI_TOTAL_SECONDS: one policy for every caller."""
+        return cls(attempts=settings.ai_attempts, total_seconds=settings.ai_total_seconds)
 
 
 class _Transient(Exception):
@@ -97,9 +112,34 @@ class _FormatRejected(Exception):
     """The endpoint does not support the response_format we sent."""
 
 
+# Words of the 400s that refuse a response_format or its schema: OpenAI's
+# ("Invalid schema for response_format ..."), llama.cpp's ("Unable to
+# generate parser ... JSON schema error at ..."), vLLM's ("... not supported
+# by xgrammar", "guided decoding").
+_FORMAT_REJECTION_WORDS = (
+    "response_format",
+    "json_schema",
+    "json_object",
+    "json schema",
+    "grammar",
+    "unable to generate parser",
+    "guided",
+    "structured output",
+)
+# Words of the 400s for a prompt longer than the model's context: llama.cpp's
+# ("exceeds the available context size"), OpenAI's and vLLM's ("maximum
+# context length", code context_length_exceeded).
+_CONTEXT_REJECTION_WORDS = ("context size", "context length", "context_length", "context window")
+
+
 def _rejects_response_format(exc: openai.BadRequestError) -> bool:
     message = str(exc).lower()
-    return any(word in message for word in ("response_format", "json_schema", "json_object"))
+    return any(word in message for word in _FORMAT_REJECTION_WORDS)
+
+
+def _exceeds_context(exc: openai.BadRequestError) -> bool:
+    message = str(exc).lower()
+    return any(word in message for word in _CONTEXT_REJECTION_WORDS)
 
 
 class OpenAISelector:
@@ -114,6 +154,7 @@ class OpenAISelector:
         timeout_seconds: float,
         max_wait_seconds: float,
         retry: RetryPolicy = RetryPolicy(),
+        product_tokens: int = DEFAULT_AI_PRODUCT_TOKENS,
     ) -> None:
         self.client = client
         self.model = model
@@ -121,6 +162,7 @@ class OpenAISelector:
         self.timeout_seconds = timeout_seconds
         self.max_wait_seconds = max_wait_seconds
         self.retry = retry
+        self.product_tokens = product_tokens
         self._backoff = wait_exponential_jitter(
             multiplier=retry.backoff_initial_seconds,
             max=retry.backoff_max_seconds,
@@ -135,10 +177,11 @@ class OpenAISelector:
         settings: Settings,
         bucket: AIBucket | None = None,
         max_wait_seconds: float | None = None,
-        retry: RetryPolicy = RetryPolicy(),
+        retry: RetryPolicy | None = None,
     ) -> "OpenAISelector":
         """`max_wait_seconds` defaults to AI_MAX_WAIT_SECONDS, the synchronous
-        requests' bound; bulk callers pass a longer one."""
+        requests' bound; bulk callers pass a longer one. `retry` defaults to
+        the settings' policy (AI_ATTEMPTS, AI_TOTAL_SECONDS)."""
         api_key = str(settings.openai_api_key)
         if not api_key:
             raise ConfigurationError("OPENAI_API_KEY is not set (AI_PROVIDER=openai needs it).")
@@ -157,7 +200,8 @@ class OpenAISelector:
             max_wait_seconds=(
                 settings.ai_max_wait_seconds if max_wait_seconds is None else max_wait_seconds
             ),
-            retry=retry,
+            retry=retry if retry is not None else RetryPolicy.from_settings(settings),
+            product_tokens=settings.ai_product_tokens,
         )
 
     def select(
@@ -168,7 +212,9 @@ class OpenAISelector:
     ) -> Decision:
         if not candidates:
             return Decision(category_id=None)
-        messages = build_messages(product, candidates, custom_instructions)
+        messages = build_messages(
+            cut_product(product, self.product_tokens), candidates, custom_instructions
+        )
         deadline = time.monotonic() + self.retry.total_seconds
         retrying = Retrying(
             retry=retry_if_exception_type(_Transient),
@@ -250,6 +296,9 @@ class OpenAISelector:
             self.bucket.pause(retry_after)
             raise _UpstreamRateLimited(retry_after) from exc
         except openai.BadRequestError as exc:
+            if _exceeds_context(exc):
+                logger.warning("upstream AI refused a prompt over its context; no decision")
+                return Decision(category_id=None)
             if mode in FALLBACK and _rejects_response_format(exc):
                 raise _FormatRejected() from exc
             raise AIUnavailable(f"upstream AI refused the request ({exc.status_code})") from exc
@@ -263,9 +312,19 @@ class OpenAISelector:
         completion_tokens = usage.completion_tokens if usage else 0
         if usage:
             self.bucket.settle(estimated, prompt_tokens + completion_tokens)
-        content = completion.choices[0].message.content if completion.choices else None
+        choice = completion.choices[0] if completion.choices else None
+        answer = parse_answer(choice.message.content if choice else None, candidates)
+        truncated = choice is not None and choice.finish_reason == "length"
+        if truncated:
+            logger.warning(
+                "upstream AI answer cut off at %d tokens (finish_reason=length); %s",
+                MAX_ANSWER_TOKENS,
+                "a candidate was read from it" if answer.category_id else "no decision",
+            )
         return Decision(
-            category_id=parse_answer(content, candidates),
+            category_id=answer.category_id,
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
+            invalid=not answer.valid,
+            truncated=truncated,
         )

@@ -49,6 +49,10 @@ class ClassificationResult:
     candidates: list[Candidate] = field(default_factory=list)
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # The selector's answer was neither a candidate nor a decline / was cut
+    # off at its token limit (shared.ai.models.Decision); for the figures.
+    invalid_answer: bool = False
+    truncated_answer: bool = False
 
     def to_response(self) -> dict:
         """The 200 body of the contract (section 2.2), exactly its fields."""

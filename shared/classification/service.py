@@ -42,11 +42,13 @@ class Classifier:
 
     def classify(self, request: ClassificationRequest) -> ClassificationResult:
         """Classify one product. AIError subclasses propagate to the caller."""
-        index = self.indexes[request.taxonomy]
-        candidates = index.candidates(
+        return self.decide(request, self.candidates(request))
+
+    def candidates(self, request: ClassificationRequest) -> list[Candidate]:
+        """The candidates the selector chooses among for this request."""
+        return self.indexes[request.taxonomy].candidates(
             request.product, limit=self.candidate_count, leafs_only=request.leafs_only
         )
-        return self._decide(request, candidates)
 
     def classify_many(
         self, requests: Sequence[ClassificationRequest]
@@ -70,11 +72,11 @@ class Classifier:
             for position, item_candidates in zip(positions, found):
                 candidates[position] = item_candidates
         return [
-            self._decide(request, item_candidates)
+            self.decide(request, item_candidates)
             for request, item_candidates in zip(requests, candidates)
         ]
 
-    def _decide(
+    def decide(
         self, request: ClassificationRequest, candidates: list[Candidate]
     ) -> ClassificationResult:
         """The selector's choice among the candidates, or the fallback."""
@@ -84,13 +86,15 @@ class Classifier:
             request.product, candidates, request.custom_instructions
         )
         by_id = {candidate.category.id: candidate.category for candidate in candidates}
-        tokens = {
-            "prompt_tokens": decision.prompt_tokens,
-            "completion_tokens": decision.completion_tokens,
-        }
         # A decision outside the candidates is no decision: the product text
         # cannot steer the answer anywhere the candidate generator did not go.
         chosen = by_id.get(decision.category_id) if decision.category_id else None
+        tokens = {
+            "prompt_tokens": decision.prompt_tokens,
+            "completion_tokens": decision.completion_tokens,
+            "invalid_answer": decision.invalid or (decision.category_id is not None and chosen is None),
+            "truncated_answer": decision.truncated,
+        }
         if chosen is not None:
             return ClassificationResult(chosen, CONFIDENCE_AI, candidates, **tokens)
         if request.fallback_to_best_guess:

@@ -27,6 +27,8 @@ from shared.taxonomy.errors import TaxonomyError
 from shared.taxonomy.service import load_index
 
 EXIT_OK = 0
+# --strict: the report was printed, and some items failed.
+EXIT_FAILED_ITEMS = 1
 EXIT_ERROR = 2
 
 
@@ -46,6 +48,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         dest="fallback",
         action="store_false",
         help="measure with fallbackToBestGuess off (default: on, as the goals are stated)",
+    )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help=f"exit {EXIT_FAILED_ITEMS} when an item failed (default: count it and go on)",
     )
     parser.add_argument(
         "--details",
@@ -91,6 +98,8 @@ def main(args: argparse.Namespace) -> int:
     if args.json:
         for summary in summaries:
             print(json.dumps(summary))
+    if args.strict and any(summary["failed"] for summary in summaries):
+        return EXIT_FAILED_ITEMS
     return EXIT_OK
 
 
@@ -116,6 +125,10 @@ def format_report(name: str, summary: dict, *, fallback: bool) -> str:
             f"  accuracy among found     {s['accuracyFound']:.3f}",
             f"  decided (no fallback)    {s['decided']:.3f}, exact {s['precisionDecided']:.3f}, "
             f"top-level {s['topLevelPrecisionDecided']:.3f}",
+            f"  declined / fallback / failed  {s['declined']} / {s['fallback']} / {s['failed']} items",
+            f"  answers invalid / cut off     {s['invalidAnswers']} / {s['truncatedAnswers']}",
+            f"  tokens per item          {s['promptTokensPerItem']:.1f} prompt, "
+            f"{s['completionTokensPerItem']:.1f} completion",
             f"  path-consistent accuracy {s['pathConsistentAccuracy']:.3f}",
             f"  top-level accuracy       {s['topLevelAccuracy']:.3f}",
             f"  time per item p50 / p95  {s['p50Ms']:.2f} ms / {s['p95Ms']:.2f} ms",

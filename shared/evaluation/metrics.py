@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from shared.taxonomy.models import PATH_SEPARATOR, Category
 
@@ -22,6 +22,13 @@ class Outcome:
     milliseconds: float
     # The selector chose the answer itself (not the fallback to the best candidate).
     decided: bool = False
+    # The selector raised (AIError): no answer, and the run went on.
+    failed: bool = False
+    # Its answer was neither a candidate nor a decline / was cut off.
+    invalid_answer: bool = False
+    truncated_answer: bool = False
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
 
 
 def is_path_consistent(answer: Category, label: Category) -> bool:
@@ -57,12 +64,27 @@ def summarize(outcomes: Sequence[Outcome], taxonomy_version: str) -> dict:
             "topLevelPrecisionDecided": _share(
                 sum(o.answer.tags[0] == o.label.tags[0] for o in decided), len(decided)
             ),
+            # Counts of items: how the selector's answers went.
+            "declined": sum(
+                not (o.decided or o.failed or o.invalid_answer) for o in outcomes
+            ),
+            "fallback": sum(o.answer is not None and not o.decided for o in outcomes),
+            "invalidAnswers": sum(o.invalid_answer for o in outcomes),
+            "truncatedAnswers": sum(o.truncated_answer for o in outcomes),
+            "failed": sum(o.failed for o in outcomes),
+            "promptTokensPerItem": _mean(o.prompt_tokens for o in outcomes),
+            "completionTokensPerItem": _mean(o.completion_tokens for o in outcomes),
             "p50Ms": round(statistics.median(times), 3) if times else 0.0,
             "p95Ms": round(_percentile(times, PERCENTILE_95), 3) if times else 0.0,
             "taxonomyVersion": taxonomy_version,
         }
     )
     return summary
+
+
+def _mean(values: Iterable[int]) -> float:
+    values = list(values)
+    return round(statistics.fmean(values), 1) if values else 0.0
 
 
 def _share(part: int, whole: int) -> float:

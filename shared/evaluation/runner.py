@@ -6,9 +6,16 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
+import sys
 from typing import Iterable, TextIO
 
-from shared.classification.models import CONFIDENCE_AI, ClassificationRequest, ClassificationResult
+from shared.ai.errors import AIError
+from shared.classification.models import (
+    CONFIDENCE_AI,
+    CONFIDENCE_NONE,
+    ClassificationRequest,
+    ClassificationResult,
+)
 from shared.classification.service import Classifier
 from shared.evaluation.metrics import Outcome
 
@@ -53,6 +60,8 @@ def run(
 ) -> list[Outcome]:
     """Classify each item and record its outcome; items with unknown labels are errors.
 
+    An item the selector fails on (AIError: a timeout after the retries...)
+    is recorded as failed, without an answer, and the run goes on.
     With `details`, one JSON line per item is written there (see detail_line).
     """
     outcomes = []
@@ -68,14 +77,26 @@ def run(
             product=item.product, taxonomy=item.taxonomy, fallback_to_best_guess=fallback
         )
         started = time.perf_counter()
-        result = classifier.classify(request)
+        candidates = classifier.candidates(request)
+        failed = False
+        try:
+            result = classifier.decide(request, candidates)
+        except AIError as exc:
+            print(f"item {len(outcomes) + 1} failed: {exc}", file=sys.stderr)
+            failed = True
+            result = ClassificationResult(None, CONFIDENCE_NONE, candidates)
         elapsed = (time.perf_counter() - started) * 1000
         outcome = Outcome(
             label=label,
             answer=result.category,
-            candidate_ids=[c.category.id for c in result.candidates],
+            candidate_ids=[c.category.id for c in candidates],
             milliseconds=elapsed,
             decided=result.confidence == CONFIDENCE_AI,
+            failed=failed,
+            invalid_answer=result.invalid_answer,
+            truncated_answer=result.truncated_answer,
+            prompt_tokens=result.prompt_tokens,
+            completion_tokens=result.completion_tokens,
         )
         outcomes.append(outcome)
         if details is not None:
@@ -94,6 +115,7 @@ def detail_line(item: LabelledItem, outcome: Outcome, result: ClassificationResu
         "correct": answer is not None and answer.id == outcome.label.id,
         "decided": outcome.decided,
         "fallback": answer is not None and not outcome.decided,
+        "failed": outcome.failed,
         "labelRank": (
             outcome.candidate_ids.index(outcome.label.id) + 1
             if outcome.label.id in outcome.candidate_ids

@@ -37,10 +37,10 @@ def make_candidates(count: int = 5) -> list[Candidate]:
 
 
 def upstream_settings(fake: FakeUpstream, **overrides) -> Settings:
+    """Settings of the openai selector against `fake` (or any server with a `url`)."""
     return Settings(
         ai_provider="openai",
         openai_base_url=fake.url,
         openai_api_key=Secret(TEST_API_KEY),
-        ai_timeout_seconds=TEST_TIMEOUT_SECONDS,
-        **overrides,
+        **{"ai_timeout_seconds": TEST_TIMEOUT_SECONDS, **overrides},
     )

@@ -226,3 +226,92 @@ def test_an_api_key_is_required(fake_upstream):
 
     with pytest.raises(ConfigurationError, match="OPENAI_API_KEY"):
         OpenAISelector.from_settings(settings)
+
+
+def test_a_cut_off_answer_naming_a_candidate_is_read_counted_and_logged(
+    fake_upstream, selector, candidates, caplog
+):
+    fake_upstream.script("cutoff")
+    with caplog.at_level(logging.WARNING):
+        decision = selector.select(PRODUCT, candidates, None)
+
+    assert decision.category_id == candidates[0].category.id
+    assert decision.truncated and not decision.invalid
+    assert "finish_reason=length" in caplog.text
+
+
+def test_an_unknown_answer_is_marked_invalid_and_a_decline_is_not(
+    fake_upstream, selector, candidates
+):
+    fake_upstream.script("id:999999", "null")
+
+    unknown = selector.select(PRODUCT, candidates, None)
+    declined = selector.select(PRODUCT, candidates, None)
+
+    assert unknown.invalid and not declined.invalid
+    assert not unknown.truncated and not declined.truncated
+
+
+def test_a_prompt_over_the_context_is_no_decision_not_a_failure(
+    fake_upstream, selector, candidates
+):
+    fake_upstream.script("context")
+
+    decision = selector.select(PRODUCT, candidates, None)
+
+    assert decision.category_id is None
+    assert fake_upstream.stats["received"] == 1  # not retried
+
+
+def test_the_product_sent_is_cut_to_the_token_budget(fake_upstream, bucket, candidates):
+    settings = upstream_settings(fake_upstream, ai_product_tokens=50)
+    selector = OpenAISelector.from_settings(settings, bucket, retry=FAST_RETRY)
+    title = "Trail running shoe, waterproof"
+    selector.select(title + " with a long story." * 500, candidates, None)
+
+    [received] = fake_upstream.received
+    [block] = re.findall(r"<product>(.*?)</product>", received.body["messages"][1]["content"])
+    sent = json.loads(block)
+    assert sent.startswith(title) and len(sent) <= 50 * 4
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # OpenAI
+        "Invalid schema for response_format 'category_choice': In context=('properties', "
+        "'categoryId'), 'enum' is not permitted.",
+        # llama.cpp
+        "Unable to generate parser for this template. Automatic parser generation failed: "
+        "JSON schema error at /properties/categoryId/anyOf/0: unsupported keyword",
+        # vLLM
+        "The provided JSON schema contains features not supported by xgrammar.",
+        "Error in guided decoding: could not compile the schema",
+    ],
+)
+def test_the_schema_errors_of_each_server_step_down(fake_upstream, selector, candidates, message):
+    fake_upstream.configure(reject_json_schema=True, schema_error=message)
+
+    assert selector.select(PRODUCT, candidates, None).category_id == candidates[0].category.id
+    assert selector.response_mode is ResponseMode.JSON_OBJECT
+
+
+def test_the_retry_policy_comes_from_the_settings(fake_upstream, bucket):
+    settings = upstream_settings(fake_upstream, ai_attempts=2, ai_total_seconds=40.0)
+
+    selector = OpenAISelector.from_settings(settings, bucket)
+
+    assert (selector.retry.attempts, selector.retry.total_seconds) == (2, 40.0)
+
+
+def test_after_a_timeout_the_budget_holds_a_full_second_attempt(
+    fake_upstream, bucket, candidates
+):
+    # A 1 s attempt timed out: the second one still has its whole second.
+    fake_upstream.configure(latency_ms=600)
+    fake_upstream.script("hang")
+    settings = upstream_settings(fake_upstream, ai_attempts=2, ai_total_seconds=4.0)
+    selector = OpenAISelector.from_settings(settings, bucket)
+
+    assert selector.select(PRODUCT, candidates, None).category_id == candidates[0].category.id
+    assert fake_upstream.stats["received"] == 2

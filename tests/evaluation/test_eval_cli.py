@@ -10,6 +10,8 @@ KEYS = {
     "count", "recall@1", "recall@5", "recall@15", "accuracy", "coverage", "accuracyFound",
     "pathConsistentAccuracy", "topLevelAccuracy", "p50Ms", "p95Ms", "taxonomyVersion",
     "decided", "precisionDecided", "topLevelPrecisionDecided",
+    "declined", "fallback", "invalidAnswers", "truncatedAnswers", "failed",
+    "promptTokensPerItem", "completionTokensPerItem",
 }
 ITEMS = [
     {"product": "Plush dog bed, large\nwashable cover", "taxonomy": "Google", "categoryId": "4"},
@@ -93,8 +95,8 @@ def test_summary_figures():
     outcomes = [
         Outcome(label, label, ["b", "a"], 1.0, decided=True),
         Outcome(label, parent, ["a", "b"], 2.0, decided=True),
-        Outcome(label, other, ["c"], 3.0),
-        Outcome(label, None, [], 4.0),
+        Outcome(label, other, ["c"], 3.0, invalid_answer=True, prompt_tokens=40),
+        Outcome(label, None, [], 4.0, failed=True, truncated_answer=True),
     ]
     summary = summarize(outcomes, "v1")
     assert summary["recall@1"] == 0.25 and summary["recall@5"] == 0.5
@@ -105,4 +107,7 @@ def test_summary_figures():
     assert summary["decided"] == 0.5
     assert summary["precisionDecided"] == 0.5 and summary["topLevelPrecisionDecided"] == 1.0
     assert summary["p50Ms"] == 2.5
+    assert (summary["declined"], summary["fallback"], summary["failed"]) == (0, 1, 1)
+    assert (summary["invalidAnswers"], summary["truncatedAnswers"]) == (1, 1)
+    assert summary["promptTokensPerItem"] == 10.0
     assert is_path_consistent(parent, label) and not is_path_consistent(other, label)
