@@ -18,7 +18,7 @@ import pytest
 from ai_upstream_helpers import UNLIMITED
 from api.errors import INTERNAL_ERROR, RATE_LIMITED
 from shared.ai.fake_upstream import FakeUpstream
-from shared.ai.openai_selector import DEFAULT_ATTEMPTS
+from shared.settings import DEFAULT_AI_ATTEMPTS as DEFAULT_ATTEMPTS
 from shared.db.migrate import open_database
 from shared.ratelimit.ai_bucket import KEY_SUFFIX
 from tests.conftest import Customer, Stack, delete_redis_keys, production_env
