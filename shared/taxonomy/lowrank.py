@@ -43,7 +43,7 @@ class LowRankVectors:
 
     def similarities_of_rows(self, query: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """Approximate dot products of one query vector with the given rows."""
-        selected = self.reduced[rows].astype(np.float32)
+        selected = self.reduced[rows].astype(np.float32, copy=False)
         return selected @ (query @ self.basis) + float(query @ self.mean)
 
     def similarities(self, queries: np.ndarray) -> np.ndarray:
