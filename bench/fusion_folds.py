@@ -23,7 +23,6 @@ from pathlib import Path
 import numpy as np
 
 from shared.settings import Settings
-from shared.taxonomy.models import PATH_SEPARATOR
 from shared.taxonomy.search import EXEMPLAR_SHORTLIST, TAXONOMY_WEIGHTS, _has_letters
 from shared.taxonomy.knowledge.store import DATA_DIR as KNOWLEDGE_DIR
 from shared.taxonomy.service import load_index
@@ -83,9 +82,7 @@ def main() -> None:
             f"\n{path.name} ({args.taxonomy}, {len(items)} items, folds {np.bincount(folds).tolist()})"
         )
         for weights in variants:
-            scores = index.prior(weights)[None, :] + sum(
-                getattr(weights, name) * matrix for name, matrix in signals.items()
-            )
+            scores = index.fuse(signals, weights)
             for row in range(len(items)):
                 scores[row, pools[row]] += weights.exemplar * exemplar[row]
             ranks = (scores > scores[np.arange(len(items)), label_rows][:, None]).sum(axis=1)
@@ -101,9 +98,7 @@ def main() -> None:
                 r = ranks[mask]
                 top_paths = [index.taxonomy.categories[index.ids[t]] for t in tops[mask]]
                 fold_labels = [label for label, m in zip(labels, mask) if m]
-                path_ok = np.mean(
-                    [_consistent(a.path, b.path) for a, b in zip(top_paths, fold_labels)]
-                )
+                path_ok = np.mean([a.in_line_with(b) for a, b in zip(top_paths, fold_labels)])
                 top_ok = np.mean([a.tags[0] == b.tags[0] for a, b in zip(top_paths, fold_labels)])
                 line.append(
                     f"{np.mean(r < 1):.3f}/{np.mean(r < 5):.3f}/{np.mean(r < 15):.3f} p{path_ok:.3f} t{top_ok:.3f}"
@@ -112,20 +107,13 @@ def main() -> None:
 
 
 def _exemplar_pool(index, weights, sentences, signals):
-    scores = index.prior(weights)[None, :] + sum(
-        getattr(weights, name) * matrix for name, matrix in signals.items()
-    )
+    scores = index.fuse(signals, weights)
     pools, values = [], []
     for row, query in zip(scores, sentences):
         pool = np.argpartition(-row, EXEMPLAR_POOL)[:EXEMPLAR_POOL]
         pools.append(pool)
         values.append(np.maximum(index.exemplars.best_similarities(query, pool), 0.0))
     return pools, values
-
-
-def _consistent(a: str, b: str) -> bool:
-    a, b = a + PATH_SEPARATOR, b + PATH_SEPARATOR
-    return a.startswith(b) or b.startswith(a)
 
 
 if __name__ == "__main__":

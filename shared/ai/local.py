@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from shared.ai.models import Decision
-from shared.taxonomy.models import PATH_SEPARATOR, Candidate
+from shared.taxonomy.models import Candidate
 from shared.taxonomy.search import SCORE_HALF_POINT
 
 # Calibrated on store hold-out folds of dev.jsonl and checked on the clean
@@ -51,7 +51,8 @@ def confidence(candidates: Sequence[Candidate], min_support: int = MIN_SUPPORT) 
     best = candidates[0]
     if best.support < min_support:
         return 0.0
-    rival = next((c for c in candidates[1:] if not _related(best, c)), None)
+    # A parent just behind its child is agreement on the branch, not doubt.
+    rival = next((c for c in candidates[1:] if not best.category.in_line_with(c.category)), None)
     lead = _raw(best.score) - (_raw(rival.score) if rival else 0.0)
     return max(lead, 0.0) / (max(lead, 0.0) + SCORE_HALF_POINT)
 
@@ -59,9 +60,3 @@ def confidence(candidates: Sequence[Candidate], min_support: int = MIN_SUPPORT) 
 def _raw(relevance: float) -> float:
     """The fused score a relevance in [0, 1) came from (inverse of search._relevance)."""
     return SCORE_HALF_POINT * relevance / (1.0 - relevance) if relevance < 1.0 else float("inf")
-
-
-def _related(a: Candidate, b: Candidate) -> bool:
-    """One is the other's ancestor: choosing between them is a matter of depth, not doubt."""
-    pa, pb = a.category.path + PATH_SEPARATOR, b.category.path + PATH_SEPARATOR
-    return pa.startswith(pb) or pb.startswith(pa)

@@ -6,7 +6,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from shared.taxonomy.models import PATH_SEPARATOR, Category
+from shared.taxonomy.models import Category
 
 RECALL_DEPTHS = (1, 5, 15)
 PERCENTILE_95 = 0.95
@@ -33,8 +33,7 @@ class Outcome:
 
 def is_path_consistent(answer: Category, label: Category) -> bool:
     """The answer is the label, one of its ancestors, or one of its descendants."""
-    a, b = answer.path + PATH_SEPARATOR, label.path + PATH_SEPARATOR
-    return a.startswith(b) or b.startswith(a)
+    return answer.in_line_with(label)
 
 
 def summarize(outcomes: Sequence[Outcome], taxonomy_version: str) -> dict:

@@ -24,6 +24,11 @@ class Category:
     def line(self) -> str:
         return f"{self.id} - {self.path}"
 
+    def in_line_with(self, other: "Category") -> bool:
+        """This is `other`, one of its ancestors or one of its descendants: the same branch."""
+        mine, theirs = self.path + PATH_SEPARATOR, other.path + PATH_SEPARATOR
+        return mine.startswith(theirs) or theirs.startswith(mine)
+
 
 @dataclass(frozen=True, slots=True)
 class Candidate:

@@ -33,7 +33,7 @@ from shared.taxonomy.exemplars import Exemplars
 from shared.taxonomy.files import GOOGLE, SHOPIFY
 from shared.taxonomy.lexical import TermIndex
 from shared.taxonomy.lowrank import LowRankVectors
-from shared.taxonomy.models import PATH_SEPARATOR, Candidate, Taxonomy
+from shared.taxonomy.models import Candidate, Taxonomy
 from shared.taxonomy.query import head_term, query_terms, semantic_text, split_listing
 from shared.taxonomy.sentences import SentenceEmbedder
 from shared.taxonomy.text import clean
@@ -144,18 +144,22 @@ class CandidateIndex:
         if not rows:
             return _Scored(scores, rows, np.zeros((0, 0), dtype=np.float32), {})
         sentences, signals = self.signals_many([products[row] for row in rows], weights)
-        fused = self.prior(weights)[None, :] + sum(
-            getattr(weights, name) * matrix for name, matrix in signals.items()
-        )
+        fused = self.fuse(signals, weights)
         if weights.exemplar:
             self._add_exemplars(fused, sentences, weights.exemplar)
         scores[rows] = fused
         np.maximum(scores, 0.0, out=scores)
         return _Scored(scores, rows, sentences, signals)
 
-    def prior(self, weights: FusionWeights) -> np.ndarray:
-        """What a category scores before any evidence: less the deeper it is."""
-        return -weights.depth_penalty * self.depths
+    def fuse(self, signals: dict[str, np.ndarray], weights: FusionWeights) -> np.ndarray:
+        """The weighted sum of the signals (texts x categories) and the depth prior.
+
+        The nearest exemplars are added afterwards, on a shortlist (_add_exemplars).
+        """
+        prior = -weights.depth_penalty * self.depths
+        return prior[None, :] + sum(
+            getattr(weights, name) * matrix for name, matrix in signals.items()
+        )
 
     def signals_many(
         self, texts: Sequence[str], weights: FusionWeights | None = None
@@ -284,11 +288,8 @@ class CandidateIndex:
         evidence.append(self.exemplars.best_similarities(scored.sentences[position], indices))
         # A signal that finds nothing in any candidate (no word in common) has no vote.
         votes = [int(indices[np.argmax(values)]) for values in evidence if values.max() > 0]
-        paths = {i: self.taxonomy.categories[self.ids[i]].path + PATH_SEPARATOR for i in top}
-        return [
-            sum(paths[i].startswith(paths[v]) or paths[v].startswith(paths[i]) for v in votes)
-            for i in top
-        ]
+        categories = {i: self.taxonomy.categories[self.ids[i]] for i in top}
+        return [sum(categories[i].in_line_with(categories[v]) for v in votes) for i in top]
 
 
 @dataclass(frozen=True)

@@ -38,10 +38,6 @@ logger = logging.getLogger(__name__)
 SENTENCE_RANK = 256
 # Bump whenever what goes into the index changes, so old caches are ignored.
 INDEX_FORMAT = "8"
-# Of each Shopify category mapped to a Google one, the terms and titles its
-# Google category takes (category_knowledge).
-MAPPED_TERMS = 100
-MAPPED_TITLES = 0
 # Exemplar titles embedded between two progress lines of a cold build.
 EXEMPLAR_PROGRESS_EVERY = 5000
 
@@ -57,9 +53,7 @@ def load_index(
         *source_files(taxonomy_dir),
         *sorted(path for path in knowledge_dir.rglob("*.jsonl*") if path.is_file()),
     ]
-    key = cache.content_key(
-        inputs, f"{INDEX_FORMAT}-rank{SENTENCE_RANK}-mapped{MAPPED_TERMS}-{MAPPED_TITLES}"
-    )
+    key = cache.content_key(inputs, f"{INDEX_FORMAT}-rank{SENTENCE_RANK}")
     cache_path = cache_dir / f"{name.lower()}-{key[:24]}.npz"
     arrays = cache.read(cache_path)
     if arrays is None:
@@ -99,15 +93,17 @@ def build_arrays(
 def category_knowledge(
     taxonomy: Taxonomy, taxonomy_dir: Path, knowledge_dir: Path = KNOWLEDGE_DIR
 ) -> dict[str, Knowledge]:
-    """A category's own knowledge; for Google, also that of the Shopify categories mapped to it.
+    """A category's own knowledge; for Google, also the terms of Shopify categories mapped to it.
 
     Google files under one category what Shopify splits into several
-    (T-shirts, polos and tank tops are all "Shirts & Tops"), so the products
+    (T-shirts, polos and tank tops are all "Shirts & Tops"), so the words
     written for the finer Shopify leaves belong to the Google category too.
+    Their titles are not taken: as exemplars they cost a fifth more rows for
+    no gain on the held-out folds (docs/classification.md).
     """
     knowledge = load_knowledge(taxonomy.name, taxonomy.version, knowledge_dir)
     mapping = shopify_to_google(taxonomy_dir) if taxonomy.name == GOOGLE else []
-    if not mapping or not MAPPED_TERMS and not MAPPED_TITLES:
+    if not mapping:
         return knowledge
     shopify = load_taxonomy(taxonomy_dir, SHOPIFY)
     mapped = load_knowledge(SHOPIFY, shopify.version, knowledge_dir)
@@ -115,9 +111,7 @@ def category_knowledge(
         source = mapped.get(shopify_id)
         if source is None or google_id not in taxonomy.categories:
             continue
-        target = knowledge.setdefault(google_id, Knowledge())
-        target.terms.extend(source.terms[:MAPPED_TERMS])
-        target.titles.extend(source.titles[:MAPPED_TITLES])
+        knowledge.setdefault(google_id, Knowledge()).terms.extend(source.terms)
     return knowledge
 
 

@@ -10,6 +10,7 @@ from shared.taxonomy.errors import (
     UnknownTaxonomy,
 )
 from shared.taxonomy.files import load_taxonomy
+from shared.taxonomy.models import Category
 
 REFERENCE_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "taxonomies"
 
@@ -78,3 +79,11 @@ def test_real_files_parse_with_their_versions():
     assert google.version == "2021-09-21" and len(google) == 5595
     assert shopify.version == "2025-08-unstable" and len(shopify) == 10595
     assert shopify.get("aa-1-1").path.startswith("Apparel & Accessories > Clothing")
+
+
+def test_in_line_with_is_the_same_branch_not_a_shared_name_prefix():
+    decor = Category("1", "Decor", "Home > Decor", "0", 1, False)
+    vases = Category("2", "Vases", "Home > Decor > Vases", "1", 2, True)
+    decor_lights = Category("3", "Decor Lights", "Home > Decor Lights", "0", 1, True)
+    assert vases.in_line_with(decor) and decor.in_line_with(vases) and vases.in_line_with(vases)
+    assert not decor.in_line_with(decor_lights) and not decor_lights.in_line_with(decor)
