@@ -10,9 +10,9 @@ from starlette.responses import Response
 
 from api import errors
 from api.context import ApiContext
-from shared.accounts import service as accounts
 from shared.accounts.errors import InvalidApiKey
 from shared.accounts.models import Account
+from shared.flows.admission import authenticate, within_limit
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,20 +26,11 @@ async def admit(request: Request) -> Caller | Response:
     context: ApiContext = request.app.state.context
     try:
         account = await run_in_threadpool(
-            _authenticate, context, request.headers.get("authorization")
+            authenticate, context.database, request.headers.get("authorization")
         )
     except InvalidApiKey:
         return errors.unauthorized()
-    wait = await context.limiter.hit(
-        account.id, accounts.rate_limits(account, context.default_limits)
-    )
-    if wait is not None:
-        return errors.rate_limited(wait)
+    limited = await within_limit(context, account)
+    if limited is not None:
+        return errors.rate_limited(limited.retry_after)
     return Caller(context, account)
-
-
-def _authenticate(context: ApiContext, authorization: str | None) -> Account:
-    with context.database.session() as session:
-        account, key = accounts.authenticate(session, authorization)
-        accounts.touch_key(session, key.id)
-        return account

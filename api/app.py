@@ -22,6 +22,7 @@ from shared.db.session import Database
 from shared.ratelimit.accounts import InProcessAccountLimiter, RedisAccountLimiter
 from shared.settings import Settings
 from shared.taxonomy.files import load_taxonomy
+from worker.celery_app import app as celery_app
 from worker.replies import InProcessReplies, RedisReplies, make_replies
 
 logger = logging.getLogger(__name__)
@@ -45,6 +46,7 @@ def build_context(
             else InProcessAccountLimiter()
         ),
         replies=replies or make_replies(redis_url),
+        tasks=celery_app,
         taxonomy_versions=taxonomy_versions(settings),
     )
 

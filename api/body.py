@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from starlette.requests import Request
 
-
-class BodyTooLarge(Exception):
-    pass
+from shared.validation import BodyTooLarge
 
 
 async def read_capped_body(request: Request, max_bytes: int) -> bytes:

@@ -1,4 +1,7 @@
-"""What the front holds for its lifetime: settings, database, limiter, reply channel."""
+"""What the front holds for its lifetime: settings, database, limiter, reply channel, task sender.
+
+It is the `shared.flows.ports.Front` the front's use cases run with.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +9,10 @@ from dataclasses import dataclass
 
 from shared.accounts.service import RateLimits
 from shared.db.session import Database
+from shared.flows.queue import TaskSender
 from shared.ratelimit.accounts import InProcessAccountLimiter, RedisAccountLimiter
 from shared.settings import Settings
-from worker.replies import InProcessReplies, RedisReplies
+from worker.replies import InProcessReplies, RedisReplies, new_reply_key
 
 
 @dataclass
@@ -17,6 +21,7 @@ class ApiContext:
     database: Database
     limiter: RedisAccountLimiter | InProcessAccountLimiter
     replies: RedisReplies | InProcessReplies
+    tasks: TaskSender
     taxonomy_versions: dict[str, str]
 
     @property
@@ -26,6 +31,9 @@ class ApiContext:
             per_hour=self.settings.default_per_hour,
             per_day=self.settings.default_per_day,
         )
+
+    def new_reply_key(self) -> str:
+        return new_reply_key(self.settings.redis_namespace)
 
     async def close(self) -> None:
         await self.limiter.close()

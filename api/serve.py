@@ -1,31 +1,26 @@
-"""`taxonomist serve`: the front, and in the embedded mode the worker too."""
+"""The front's process: the Starlette app on uvicorn (`taxonomist serve`, wired in cli/serve.py)."""
 
 from __future__ import annotations
 
 import logging
 import sys
+from typing import Callable
 
 import uvicorn
 
 from shared.settings import ConfigurationError, Settings
 from shared.taxonomy.errors import TaxonomyError
+from worker.replies import InProcessReplies
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8000
-
-
-def register(subparsers) -> None:
-    parser = subparsers.add_parser("serve", help="run the service")
-    parser.add_argument("--host", default=DEFAULT_HOST)
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT)
-    parser.set_defaults(func=run)
+# Starts the worker inside this process (the embedded mode) and returns the channel it answers on.
+EmbeddedWorkerStarter = Callable[[Settings], InProcessReplies]
 
 
-def run(args) -> int:
+def run(args, start_embedded_worker: EmbeddedWorkerStarter) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         settings = Settings.from_environ()
-        app = build_app(settings)
+        app = build_app(settings, start_embedded_worker)
     except (ConfigurationError, TaxonomyError) as exc:
         print(f"taxonomist serve: {exc}", file=sys.stderr)
         return 2
@@ -42,24 +37,12 @@ def run(args) -> int:
     return 0
 
 
-def build_app(settings: Settings):
+def build_app(settings: Settings, start_embedded_worker: EmbeddedWorkerStarter):
     from api.app import build_context, create_app
     from shared.db.migrate import open_database
 
     open_database(settings.database_url).dispose()
     replies = None
     if settings.embedded:
-        replies = _start_embedded_worker(settings)
+        replies = start_embedded_worker(settings)
     return create_app(build_context(settings, replies))
-
-
-def _start_embedded_worker(settings: Settings):
-    from worker import runtime
-    from worker.celery_app import app as celery_app
-    from worker.embedded import start_embedded_worker
-    from worker.replies import InProcessReplies
-
-    replies = InProcessReplies()
-    runtime.install(runtime.WorkerRuntime.build(settings, replies))
-    start_embedded_worker(celery_app)
-    return replies

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import timedelta
 
 from starlette.concurrency import run_in_threadpool
 
 from api.context import ApiContext
-from shared.credits import service as credits
+from shared.flows.sweep import sweep_reservations
 
 SWEEP_INTERVAL_SECONDS = 60.0
 
@@ -23,15 +22,7 @@ logger = logging.getLogger(__name__)
 async def sweep_forever(context: ApiContext, interval: float = SWEEP_INTERVAL_SECONDS) -> None:
     while True:
         try:
-            refunded = await run_in_threadpool(sweep_once, context)
-            if refunded:
-                logger.warning("refunded %d reservations that were never settled", refunded)
+            await run_in_threadpool(sweep_reservations, context.settings, context.database)
         except Exception:
             logger.exception("stale reservation sweep failed; will try again")
         await asyncio.sleep(interval)
-
-
-def sweep_once(context: ApiContext) -> int:
-    older_than = timedelta(seconds=context.settings.reservation_ttl_seconds)
-    with context.database.session() as session:
-        return credits.refund_stale(session, older_than)

@@ -31,7 +31,7 @@ from starlette.datastructures import Secret  # noqa: E402
 from shared.ai.errors import AIError  # noqa: E402
 from shared.ai.fake_upstream import FakeUpstream  # noqa: E402
 from shared.ai.openai_selector import OpenAISelector  # noqa: E402
-from shared.ratelimit.ai_bucket import DEFAULT_BURST_SECONDS, BucketLimits, RedisAIBucket  # noqa: E402
+from shared.ai.bucket import DEFAULT_BURST_SECONDS, BucketLimits, RedisAIBucket  # noqa: E402
 from shared.settings import Settings  # noqa: E402
 from shared.taxonomy.models import Candidate, Category  # noqa: E402
 

@@ -26,6 +26,10 @@ class InvalidRequest(Exception):
     """The input breaks a rule; the message names the field and the rule."""
 
 
+class BodyTooLarge(Exception):
+    """The request body is over the size allowed."""
+
+
 def parse_json(body: bytes | str) -> object:
     """The JSON value, or InvalidRequest: malformed, or nested deeper than MAX_JSON_DEPTH."""
     try:

@@ -26,7 +26,7 @@ class Process:
     """A `taxonomist` subprocess (or another module's: `celery`) whose output goes to a log file."""
 
     def __init__(
-        self, args: list[str], env: dict[str, str], log_path: Path, module: str = "shared.cli"
+        self, args: list[str], env: dict[str, str], log_path: Path, module: str = "cli.main"
     ) -> None:
         self.args = args
         self.env = env
@@ -80,7 +80,7 @@ class Service(Process):
 
 def run_cli(args: list[str], env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "shared.cli", *args],
+        [sys.executable, "-m", "cli.main", *args],
         env=env,
         capture_output=True,
         text=True,

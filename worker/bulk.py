@@ -16,8 +16,10 @@ import redis
 from celery.signals import worker_init, worker_process_init
 
 from shared.db.session import Database
-from shared.jobs import runner, service
-from shared.jobs.service import Chunk
+from shared.flows import run_chunk as run_chunk_flow
+from shared.flows.queue import BULK_QUEUE, RUN_CHUNK_TASK
+from shared.flows.sweep import sweep_jobs
+from shared.jobs.state import Chunk
 from shared.settings import Settings
 from worker import runtime
 from worker.celery_app import app
@@ -25,11 +27,9 @@ from worker.priority import idle_priority
 
 logger = logging.getLogger(__name__)
 
-BULK_QUEUE = "bulk"
-
 
 @app.task(
-    name="taxonomist.jobs.run_chunk",
+    name=RUN_CHUNK_TASK,
     bind=True,
     queue=BULK_QUEUE,
     acks_late=True,
@@ -40,33 +40,16 @@ BULK_QUEUE = "bulk"
 def run_chunk(self, job_id: str, index: int, start: int, stop: int) -> None:
     current = runtime.current()
     with idle_priority():
-        run = runner.run_chunk(
+        retry_after = run_chunk_flow.run_chunk(
             current.database,
             current.classifier,
+            app,
             Chunk(job_id, index, start, stop),
             claimer=self.request.id,
             deadline_seconds=current.settings.job_deadline_seconds,
         )
-    send(run.next_chunks)
-    if run.retry_after is not None:
-        raise self.retry(countdown=run.retry_after)
-
-
-def send(chunks: list[Chunk]) -> None:
-    for chunk in chunks:
-        run_chunk.apply_async(
-            args=(chunk.job_id, chunk.index, chunk.start, chunk.stop), argsrepr=chunk.describe()
-        )
-
-
-def sweep_once(settings: Settings, database: Database) -> None:
-    with database.session() as session:
-        chunks, deleted = service.sweep(
-            session, settings.job_stale_seconds, settings.job_retention_days
-        )
-    send(chunks)
-    if chunks or deleted:
-        logger.info("job sweep: %d chunks sent again, %d expired jobs deleted", len(chunks), deleted)
+    if retry_after is not None:
+        raise self.retry(countdown=retry_after)
 
 
 def _sweep_forever(settings: Settings) -> None:
@@ -82,7 +65,7 @@ def _sweep_forever(settings: Settings) -> None:
         try:
             # One sweep per interval across the fleet: whoever sets the key first.
             if turns is None or turns.set(turn_key, "1", nx=True, ex=interval):
-                sweep_once(settings, database)
+                sweep_jobs(settings, database, app)
         except Exception:
             logger.exception("job sweep failed; trying again next interval")
 

@@ -11,9 +11,9 @@ from celery import Celery
 # Every model, so that the tasks' foreign keys resolve however the worker is
 # started (`celery -A worker.celery_app` imports nothing else first).
 import shared.db.models  # noqa: F401
+from shared.flows.queue import INTERACTIVE_QUEUE
 from shared.settings import Settings
 
-INTERACTIVE_QUEUE = "interactive"
 EMBEDDED_BROKER_URL = "memory://"
 # The in-memory transport polls; its default of one second would be every
 # request's latency. Five milliseconds costs a few wake-ups, nothing more.

@@ -5,8 +5,7 @@ Options it does not know itself (`-n name@%h`, `--pool`, ...) go on to Celery.
 
 from __future__ import annotations
 
-from worker.bulk import BULK_QUEUE
-from worker.celery_app import INTERACTIVE_QUEUE
+from shared.flows.queue import BULK_QUEUE, INTERACTIVE_QUEUE
 
 
 def register(subparsers) -> None:

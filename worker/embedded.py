@@ -7,8 +7,11 @@ import threading
 from celery import Celery
 from celery.worker import WorkController
 
-from worker.bulk import BULK_QUEUE
-from worker.celery_app import INTERACTIVE_QUEUE
+from shared.flows.queue import BULK_QUEUE, INTERACTIVE_QUEUE
+from shared.settings import Settings
+from worker import runtime
+from worker.celery_app import app as celery_app
+from worker.replies import InProcessReplies
 
 EMBEDDED_WORKER_THREADS = 2
 
@@ -27,3 +30,14 @@ def start_embedded_worker(app: Celery, threads: int = EMBEDDED_WORKER_THREADS) -
     )
     threading.Thread(target=worker.start, name="embedded-celery-worker", daemon=True).start()
     return worker
+
+
+def start_in_process(settings: Settings) -> InProcessReplies:
+    """The embedded mode's worker: the classifier loaded here, tasks run in this process's threads.
+
+    The front waits for their outcomes on the channel returned.
+    """
+    replies = InProcessReplies()
+    runtime.install(runtime.WorkerRuntime.build(settings, replies))
+    start_embedded_worker(celery_app)
+    return replies

@@ -1,26 +1,29 @@
-"""Celery tasks: thin wrappers that call the services."""
+"""Celery tasks of the interactive queue: they translate messages to the classify use case and back."""
 
 from __future__ import annotations
 
 from celery.signals import worker_process_init
 
 from shared.classification.models import ClassificationRequest
-from shared.classification.service import classify_and_settle
+from shared.flows.classify import perform
+from shared.flows.outcomes import to_message
+from shared.flows.queue import CLASSIFY_TASK, INTERACTIVE_QUEUE
 from worker import runtime
-from worker.celery_app import INTERACTIVE_QUEUE, app
+from worker.celery_app import app
 
 
-@app.task(name="taxonomist.classify", queue=INTERACTIVE_QUEUE)
-def classify(request: dict, reservation_id: str, reply_key: str) -> None:
+@app.task(name=CLASSIFY_TASK, queue=INTERACTIVE_QUEUE)
+def classify(request: dict, reservation_id: str, reply_key: str, with_candidates: bool = False) -> None:
     # Arguments carry the product text: Flower is told to hide them (see docs).
     current = runtime.current()
-    outcome = classify_and_settle(
+    outcome = perform(
         current.classifier,
         current.database,
         ClassificationRequest.from_dict(request),
         reservation_id,
+        with_candidates,
     )
-    current.replies.publish(reply_key, outcome.to_dict())
+    current.replies.publish(reply_key, to_message(outcome))
 
 
 @worker_process_init.connect

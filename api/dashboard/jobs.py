@@ -1,13 +1,12 @@
 """Bulk jobs: upload a CSV or JSON Lines file, watch progress, download results, cancel.
 
-The same service calls as /api/v1/jobs (docs/bulk-jobs.md): the file is parsed
+The same use cases as /api/v1/jobs (docs/bulk-jobs.md): the file is parsed
 and checked whole, its credits are held, its chunks go to the bulk queue.
 The page reloads itself while a job is active, so progress shows without JavaScript.
 """
 
 from __future__ import annotations
 
-import logging
 from pathlib import PurePath
 
 from starlette.concurrency import run_in_threadpool
@@ -21,16 +20,16 @@ from api.context import ApiContext
 from api.dashboard.csrf import checked_form
 from api.dashboard.rendering import render
 from api.dashboard.sessions import context_of, signed_in
+from api.job_view import job_view
 from shared.accounts.models import Account
 from shared.classification.models import DEFAULT_TAXONOMY, TAXONOMY_NAMES
 from shared.credits.errors import InsufficientCredits
-from shared.jobs import results, service
+from shared.flows.cancel_job import cancel_job
+from shared.flows.submit_job import submit_job
+from shared.jobs import actions, results
 from shared.jobs.errors import InvalidJobInput, JobNotFound
 from shared.jobs.models import ACTIVE_JOB_STATUSES, JOB_QUEUED, JOB_RUNNING, is_job_id
 from shared.jobs.parsing import BOOLEAN_OPTIONS, FORMAT_CSV, FORMAT_JSONL
-from worker import bulk
-
-logger = logging.getLogger(__name__)
 
 JOBS_PATH = "/dashboard/jobs"
 JOBS_SHOWN = 20
@@ -53,10 +52,11 @@ async def submit(request: Request, account: Account) -> Response:
     upload = form.get("file")
     try:
         content_type, body = await _read_upload(upload, context.settings.job_max_body_bytes)
-        job, chunks = await run_in_threadpool(
-            service.submit_upload,
+        await run_in_threadpool(
+            submit_job,
             context.database,
             context.settings,
+            context.tasks,
             account.id,
             body,
             content_type,
@@ -66,18 +66,13 @@ async def submit(request: Request, account: Account) -> Response:
         return await _render(request, account, error=str(exc), status_code=400)
     except InsufficientCredits:
         return await _render(request, account, error=errors.INSUFFICIENT_CREDITS, status_code=400)
-    try:
-        await run_in_threadpool(bulk.send, chunks)
-    except Exception:
-        # The job is stored and its credits held: the sweep sends its chunks later.
-        logger.exception("job %s: chunks not sent; the sweep will send them", job.id)
     return RedirectResponse(JOBS_PATH, status_code=303)
 
 
 @signed_in
 async def cancel(request: Request, account: Account) -> Response:
     await checked_form(request)
-    await run_in_threadpool(_owned, context_of(request), service.cancel, account.id, _job_id(request))
+    await run_in_threadpool(_owned, context_of(request), _cancel, account.id, _job_id(request))
     return RedirectResponse(JOBS_PATH, status_code=303)
 
 
@@ -87,8 +82,8 @@ async def download(request: Request, account: Account) -> Response:
     kind = request.path_params["format"]
     if kind not in DOWNLOAD_TYPES:
         raise HTTPException(404, NOT_FOUND)
-    job = await run_in_threadpool(_owned, context, service.get, account.id, _job_id(request))
-    items = service.iterate_results(context.database, job.id)
+    job = await run_in_threadpool(_owned, context, _get, account.id, _job_id(request))
+    items = actions.iterate_results(context.database, job.id)
     lines = (
         results.jsonl_lines(items)
         if kind == FORMAT_JSONL
@@ -102,7 +97,7 @@ async def download(request: Request, account: Account) -> Response:
 
 async def _render(request: Request, account: Account, **values) -> Response:
     jobs = await run_in_threadpool(_list, context_of(request), account.id)
-    views = [service.job_view(job) for job in jobs]
+    views = [job_view(job) for job in jobs]
     return render(
         request,
         "jobs.html",
@@ -144,15 +139,23 @@ def _options(form) -> dict:
 
 def _list(context: ApiContext, account_id: int):
     with context.database.session() as session:
-        return service.list_jobs(session, account_id, JOBS_SHOWN, None)
+        return actions.list_jobs(session, account_id, JOBS_SHOWN, None)
 
 
 def _owned(context: ApiContext, action, account_id: int, job_id: str):
+    try:
+        return action(context, account_id, job_id)
+    except JobNotFound as exc:
+        raise HTTPException(404, NOT_FOUND) from exc
+
+
+def _cancel(context: ApiContext, account_id: int, job_id: str):
+    return cancel_job(context.database, account_id, job_id)
+
+
+def _get(context: ApiContext, account_id: int, job_id: str):
     with context.database.session() as session:
-        try:
-            return action(session, account_id, job_id)
-        except JobNotFound:
-            raise HTTPException(404, NOT_FOUND)
+        return actions.get(session, account_id, job_id)
 
 
 def _job_id(request: Request) -> str:

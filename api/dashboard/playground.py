@@ -1,8 +1,8 @@
-"""The playground: one classification through the API's own pipeline, paid with a credit.
+"""The playground: the API's classify use case, paid with a credit, plus the candidates.
 
-The form's fields become the JSON body the API would receive; it is checked
-in the API's order (rate limit, size, fields, credits) by the API's own
-validation, then sent to the worker by the API's own function.
+The form's fields become the JSON body the API would receive; the account's
+rate limit is counted as for the API, then the body goes through the same
+use case (size, fields, credits, the classification).
 """
 
 from __future__ import annotations
@@ -21,20 +21,19 @@ from api.context import ApiContext
 from api.dashboard.csrf import checked_form
 from api.dashboard.rendering import render
 from api.dashboard.sessions import context_of, signed_in
-from api.routes.classify import run_classification
-from shared.classification.validation import classification_request_from
-from shared.validation import InvalidRequest
-from shared.accounts import service as accounts
 from shared.accounts.models import Account
 from shared.classification.models import (
     CONFIDENCE_AI,
     CONFIDENCE_FALLBACK,
     DEFAULT_TAXONOMY,
     TAXONOMY_NAMES,
-    Outcome,
 )
 from shared.credits import service as credits
 from shared.credits.errors import InsufficientCredits
+from shared.flows.admission import within_limit
+from shared.flows.classify import classify
+from shared.flows.outcomes import Classified, Outcome, RateLimited
+from shared.validation import BodyTooLarge, InvalidRequest
 
 CATEGORIZE_PATH = "/api/v1/products/categorize"
 # How the readable card is marked, by the response's confidenceLevel.
@@ -79,25 +78,27 @@ async def playground_page(request: Request, account: Account) -> Response:
 @signed_in
 async def run(request: Request, account: Account) -> Response:
     fields = PlaygroundForm.from_form(await checked_form(request))
-    context = context_of(request)
+    limited = await within_limit(context_of(request), account)
+    if limited is not None:
+        return await _render(request, account, fields, error=_wait_message(limited))
     body = fields.request_body()
-    wait = await context.limiter.hit(account.id, accounts.rate_limits(account, context.default_limits))
-    if wait is not None:
-        return await _render(request, account, fields, error=f"{errors.RATE_LIMITED} Try again in {wait:.0f} s.")
-    if len(json.dumps(body).encode()) > context.settings.max_body_bytes:
-        return await _render(request, account, fields, error=errors.TOO_LARGE)
     try:
-        classification = classification_request_from(body)
+        outcome = await classify(
+            context_of(request), account.id, json.dumps(body).encode(), with_candidates=True
+        )
+    except BodyTooLarge:
+        return await _render(request, account, fields, error=errors.TOO_LARGE)
     except InvalidRequest as exc:
         return await _render(request, account, fields, error=str(exc))
-    try:
-        reservation_id = await run_in_threadpool(_reserve, context, account.id)
     except InsufficientCredits:
         return await _render(request, account, fields, error=errors.INSUFFICIENT_CREDITS)
-    outcome = await run_classification(context, classification, reservation_id)
     return await _render(
         request, account, fields, outcome=outcome, curl=curl_command(request, body)
     )
+
+
+def _wait_message(limited: RateLimited) -> str:
+    return f"{errors.RATE_LIMITED} Try again in {limited.retry_after:.0f} s."
 
 
 def curl_command(request: Request, body: dict) -> str:
@@ -112,22 +113,23 @@ def curl_command(request: Request, body: dict) -> str:
     )
 
 
-def mark(outcome: Outcome) -> str:
-    return MARKS.get((outcome.body or {}).get("confidenceLevel"), NO_CATEGORY_MARK)
+def mark(result: Classified) -> str:
+    return MARKS.get(result.response.get("confidenceLevel"), NO_CATEGORY_MARK)
 
 
 def failure(outcome: Outcome) -> str | None:
     """The API's message for a classification that was not carried out (it was refunded)."""
-    if outcome.status == 200:
+    if isinstance(outcome, Classified):
         return None
-    return errors.RATE_LIMITED if outcome.status == 429 else errors.INTERNAL_ERROR
+    return errors.RATE_LIMITED if isinstance(outcome, RateLimited) else errors.INTERNAL_ERROR
 
 
 async def _render(
     request: Request, account: Account, fields: PlaygroundForm, **values
 ) -> Response:
     balance = await run_in_threadpool(_balance, context_of(request), account.id)
-    outcome: Outcome | None = values.get("outcome")
+    outcome: Outcome | None = values.pop("outcome", None)
+    result = outcome if isinstance(outcome, Classified) else None
     return render(
         request,
         "playground.html",
@@ -135,18 +137,13 @@ async def _render(
         fields=fields,
         taxonomies=TAXONOMY_NAMES,
         balance=balance,
-        mark=mark(outcome) if outcome else None,
+        result=result,
+        mark=mark(result) if result else None,
         failure=failure(outcome) if outcome else None,
-        response_json=json.dumps(outcome.body, indent=2) if outcome and outcome.body else None,
+        response_json=json.dumps(result.response, indent=2) if result else None,
         status_code=400 if "error" in values else 200,
         **values,
     )
-
-
-def _reserve(context: ApiContext, account_id: int) -> str:
-    with context.database.session() as session:
-        (reservation_id,) = credits.reserve(session, account_id)
-        return reservation_id
 
 
 def _balance(context: ApiContext, account_id: int) -> credits.BalanceView:

@@ -1,4 +1,4 @@
-"""/api/v1/jobs: bulk jobs (docs/bulk-jobs.md). Thin: the work is in shared.jobs.
+"""/api/v1/jobs: bulk jobs (docs/bulk-jobs.md). Thin: the work is in shared.flows and shared.jobs.
 
 Every route checks as the synchronous endpoint does: authentication (401),
 then the account's rate limit (429); a submission then checks its size (413),
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import functools
-import logging
 from datetime import datetime
 
 from starlette.concurrency import run_in_threadpool
@@ -20,18 +19,18 @@ from starlette.routing import Route
 
 from api import errors
 from api.admission import admit
-from api.body import BodyTooLarge, read_capped_body
+from api.body import read_capped_body
 from api.context import ApiContext
+from api.job_view import job_view
 from shared.credits.errors import InsufficientCredits
-from shared.jobs import results, service
-from shared.jobs.errors import InvalidJobInput, JobNotFound
 from shared.db.base import MAX_INTEGER
+from shared.flows.cancel_job import cancel_job as cancel
+from shared.flows.submit_job import submit_job as submit
+from shared.jobs import actions, results
+from shared.jobs.errors import InvalidJobInput, JobNotFound
 from shared.jobs.models import MAX_IDEMPOTENCY_KEY_LENGTH, is_job_id
 from shared.jobs.parsing import FORMAT_CSV, FORMAT_JSON, FORMAT_JSONL
-from shared.validation import InvalidRequest, bounded_int, check_text
-from worker import bulk
-
-logger = logging.getLogger(__name__)
+from shared.validation import BodyTooLarge, InvalidRequest, bounded_int, check_text
 
 NOT_FOUND = "Job not found."
 DEFAULT_PAGE_SIZE = 100
@@ -77,10 +76,11 @@ async def submit_job(request: Request, context: ApiContext, account_id: int) -> 
         check_text("Header 'Idempotency-Key'", idempotency_key)
     try:
         body = await read_capped_body(request, settings.job_max_body_bytes)
-        job, chunks = await run_in_threadpool(
-            service.submit_upload,
+        job = await run_in_threadpool(
+            submit,
             context.database,
             settings,
+            context.tasks,
             account_id,
             body,
             request.headers.get("content-type"),
@@ -93,24 +93,19 @@ async def submit_job(request: Request, context: ApiContext, account_id: int) -> 
         return errors.bad_request(str(exc))
     except InsufficientCredits:
         return errors.insufficient_credits()
-    try:
-        await run_in_threadpool(bulk.send, chunks)
-    except Exception:
-        # The job is stored and its credits held: the sweep sends its chunks later.
-        logger.exception("job %s: chunks not sent; the sweep will send them", job.id)
-    return JSONResponse(service.job_view(job), status_code=202)
+    return JSONResponse(job_view(job), status_code=202)
 
 
 @account_route
 async def list_jobs(request: Request, context: ApiContext, account_id: int) -> Response:
     limit = _int_param(request, "limit", DEFAULT_JOBS_PAGE_SIZE, MAX_JOBS_PAGE_SIZE)
     before = _decode_jobs_cursor(request.query_params.get("cursor"))
-    jobs = await run_in_threadpool(_read, context, service.list_jobs, account_id, limit + 1, before)
+    jobs = await run_in_threadpool(_read, context, actions.list_jobs, account_id, limit + 1, before)
     more = len(jobs) > limit
     jobs = jobs[:limit]
     return JSONResponse(
         {
-            "jobs": [service.job_view(job) for job in jobs],
+            "jobs": [job_view(job) for job in jobs],
             "nextCursor": _encode_jobs_cursor(jobs[-1]) if more else None,
         }
     )
@@ -119,31 +114,29 @@ async def list_jobs(request: Request, context: ApiContext, account_id: int) -> R
 @account_route
 async def get_job(request: Request, context: ApiContext, account_id: int) -> Response:
     job = await run_in_threadpool(
-        _read, context, service.get, account_id, _job_id(request)
+        _read, context, actions.get, account_id, _job_id(request)
     )
-    return JSONResponse(service.job_view(job))
+    return JSONResponse(job_view(job))
 
 
 @account_route
 async def cancel_job(request: Request, context: ApiContext, account_id: int) -> Response:
-    job = await run_in_threadpool(
-        _read, context, service.cancel, account_id, _job_id(request)
-    )
-    return JSONResponse(service.job_view(job))
+    job = await run_in_threadpool(cancel, context.database, account_id, _job_id(request))
+    return JSONResponse(job_view(job))
 
 
 @account_route
 async def job_results(request: Request, context: ApiContext, account_id: int) -> Response:
     """A page of JSON with a cursor, or everything streamed as JSON Lines or CSV."""
     job = await run_in_threadpool(
-        _read, context, service.get, account_id, _job_id(request)
+        _read, context, actions.get, account_id, _job_id(request)
     )
     kind = _results_format(request)
     if kind == FORMAT_JSON:
         limit = _int_param(request, "limit", DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
         cursor = request.query_params.get("cursor")
         after = None if cursor is None else _position_cursor(cursor)
-        page = await run_in_threadpool(_read, context, service.results_page, job.id, after, limit)
+        page = await run_in_threadpool(_read, context, actions.results_page, job.id, after, limit)
         return JSONResponse(
             {
                 "jobStatus": job.status,
@@ -151,7 +144,7 @@ async def job_results(request: Request, context: ApiContext, account_id: int) ->
                 "nextCursor": None if page.next_cursor is None else str(page.next_cursor),
             }
         )
-    items = service.iterate_results(context.database, job.id)
+    items = actions.iterate_results(context.database, job.id)
     lines = (
         results.jsonl_lines(items)
         if kind == FORMAT_JSONL

@@ -67,7 +67,7 @@ from shared.ai.prompt import (
     response_format,
 )
 from shared.ai.retry_after import retry_after_seconds
-from shared.ratelimit.ai_bucket import AIBucket, make_ai_bucket
+from shared.ai.bucket import AIBucket, make_ai_bucket
 from shared.settings import (
     DEFAULT_AI_ATTEMPTS,
     DEFAULT_AI_PRODUCT_TOKENS,

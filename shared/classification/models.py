@@ -66,35 +66,3 @@ class ClassificationResult:
             "categoryTags": category.tags if category else [],
             "confidenceLevel": self.confidence,
         }
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """What the worker tells the front: an HTTP status and what goes with it.
-
-    It travels as JSON between processes, hence `to_dict` / `from_dict`.
-    """
-
-    status: int
-    body: dict | None = None
-    retry_after: float | None = None
-    # The candidates the selector chose among, for the dashboard's playground;
-    # never part of the API's body. Each is {"id", "path", "score"}.
-    candidates: list[dict] = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        return {
-            "status": self.status,
-            "body": self.body,
-            "retryAfter": self.retry_after,
-            "candidates": self.candidates,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "Outcome":
-        return cls(
-            status=data["status"],
-            body=data.get("body"),
-            retry_after=data.get("retryAfter"),
-            candidates=data.get("candidates", []),
-        )

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import logging
 from collections import defaultdict
 from typing import Mapping, Sequence
 
-from shared.ai.errors import AIRateLimited
 from shared.ai.models import Selector
 from shared.ai.service import build_selector
 from shared.classification.models import (
@@ -16,17 +14,11 @@ from shared.classification.models import (
     TAXONOMY_NAMES,
     ClassificationRequest,
     ClassificationResult,
-    Outcome,
 )
-from shared.credits import service as credits
-from shared.credits.models import NOTE_FOUND, NOTE_NOT_FOUND
-from shared.db.session import Database
 from shared.settings import Settings
 from shared.taxonomy.models import Candidate
 from shared.taxonomy.search import CandidateIndex
 from shared.taxonomy.service import load_index
-
-logger = logging.getLogger(__name__)
 
 
 class Classifier:
@@ -112,38 +104,3 @@ def build_classifier(settings: Settings) -> Classifier:
         for name in TAXONOMY_NAMES
     }
     return Classifier(indexes, build_selector(settings), settings.candidate_count)
-
-
-def classify_and_settle(
-    classifier: Classifier,
-    database: Database,
-    request: ClassificationRequest,
-    reservation_id: str,
-) -> Outcome:
-    """Classify, then consume the reserved credit, or refund it if nothing was done."""
-    try:
-        result = classifier.classify(request)
-    except AIRateLimited as exc:
-        _refund(database, reservation_id)
-        return Outcome(status=429, retry_after=exc.retry_after)
-    except Exception:
-        logger.exception("classification failed (reservation %s)", reservation_id)
-        _refund(database, reservation_id)
-        return Outcome(status=500)
-    with database.session() as session:
-        credits.consume(
-            session, reservation_id, NOTE_FOUND if result.category else NOTE_NOT_FOUND
-        )
-    return Outcome(
-        status=200,
-        body=result.to_response(),
-        candidates=[
-            {"id": c.category.id, "path": c.category.path, "score": c.score}
-            for c in result.candidates
-        ],
-    )
-
-
-def _refund(database: Database, reservation_id: str) -> None:
-    with database.session() as session:
-        credits.refund(session, reservation_id)

@@ -19,12 +19,10 @@ from typing import ContextManager, TextIO
 from shared.ai.errors import AIError
 from shared.ai.service import build_selector
 from shared.classification.models import TAXONOMY_NAMES
-from shared.classification.service import Classifier
 from shared.evaluation.metrics import summarize
 from shared.evaluation.runner import EvaluationFileError, read_items, run
 from shared.settings import ConfigurationError, Settings
 from shared.taxonomy.errors import TaxonomyError
-from shared.taxonomy.service import load_index
 
 EXIT_OK = 0
 # --strict: the report was printed, and some items failed.
@@ -64,6 +62,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    # Here, not at the top: `taxonomist` assembles every command, and the
+    # others (the front's `serve` above all) must not load the ML stack.
+    from shared.classification.service import Classifier
+    from shared.taxonomy.service import load_index
+
     try:
         settings = Settings.from_environ()
         taxonomy_dir = settings.require_taxonomy_dir()

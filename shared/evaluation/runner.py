@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 import sys
-from typing import Iterable, TextIO
+from typing import TYPE_CHECKING, Iterable, TextIO
 
 from shared.ai.errors import AIError
 from shared.classification.models import (
@@ -16,8 +16,11 @@ from shared.classification.models import (
     ClassificationRequest,
     ClassificationResult,
 )
-from shared.classification.service import Classifier
 from shared.evaluation.metrics import Outcome
+
+if TYPE_CHECKING:
+    # Only a type here: reading the items needs no index (the command line loads this module).
+    from shared.classification.service import Classifier
 
 
 class EvaluationFileError(Exception):

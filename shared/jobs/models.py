@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import re
 import uuid
+from dataclasses import fields
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
+from shared.classification.models import ClassificationRequest
 from shared.db.base import Base, UTCDateTime, utcnow
 
 JOB_QUEUED = "queued"
@@ -108,3 +111,17 @@ class JobItem(Base):
     claimed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
     # The response fields of the synchronous endpoint (JSON), or {success: false, error}.
     result: Mapped[str | None] = mapped_column(Text, default=None)
+
+
+# An item stores its request in columns named as the request's fields.
+REQUEST_COLUMNS = tuple(field.name for field in fields(ClassificationRequest))
+
+
+def item_columns(request: ClassificationRequest) -> dict[str, Any]:
+    """The item's columns that hold `request`."""
+    return {name: getattr(request, name) for name in REQUEST_COLUMNS}
+
+
+def request_of(row: Any) -> ClassificationRequest:
+    """The request stored in an item's columns (a JobItem or a row selecting them)."""
+    return ClassificationRequest(**{name: getattr(row, name) for name in REQUEST_COLUMNS})

@@ -6,7 +6,7 @@ from starlette.datastructures import Secret
 
 from shared.ai.fake_upstream import FakeUpstream
 from shared.ai.openai_selector import RetryPolicy
-from shared.ratelimit.ai_bucket import BucketLimits
+from shared.ai.bucket import BucketLimits
 from shared.settings import Settings
 from shared.taxonomy.models import Candidate, Category
 from tests.conftest import REDIS_URL  # noqa: F401  (the helpers' users import it from here)

@@ -9,7 +9,7 @@ import pytest
 from ai_upstream_helpers import FAST_RETRY, REDIS_URL, UNLIMITED, make_candidates, upstream_settings
 from shared.ai.fake_upstream import FakeUpstream
 from shared.ai.openai_selector import OpenAISelector
-from shared.ratelimit.ai_bucket import LocalAIBucket
+from shared.ai.bucket import LocalAIBucket
 
 
 @pytest.fixture(scope="session")

@@ -16,7 +16,7 @@ import shared.ai.openai_selector as openai_selector
 from ai_upstream_helpers import TEST_API_KEY, UNLIMITED, make_candidates, upstream_settings
 from shared.ai.openai_selector import OpenAISelector, RetryPolicy
 from shared.ai.prompt import ResponseMode, response_format
-from shared.ratelimit.ai_bucket import LocalAIBucket
+from shared.ai.bucket import LocalAIBucket
 from shared.settings import Settings
 from tests.conftest import base_env, make_customer
 from tests.evaluation.test_eval_cli import run_eval

@@ -13,7 +13,7 @@ from ai_upstream_helpers import FAST_RETRY, TEST_API_KEY, UNLIMITED, upstream_se
 from shared.ai.errors import AIRateLimited, AIUnavailable
 from shared.ai.openai_selector import OpenAISelector
 from shared.ai.prompt import MAX_ANSWER_TOKENS, SYSTEM_PROMPT, ResponseMode
-from shared.ratelimit.ai_bucket import BucketLimits, LocalAIBucket
+from shared.ai.bucket import BucketLimits, LocalAIBucket
 from shared.settings import ConfigurationError
 
 PRODUCT = "Trail running shoe, waterproof, size 42"

@@ -20,7 +20,7 @@ from api.errors import INTERNAL_ERROR, RATE_LIMITED
 from shared.ai.fake_upstream import FakeUpstream
 from shared.settings import DEFAULT_AI_ATTEMPTS as DEFAULT_ATTEMPTS
 from shared.db.migrate import open_database
-from shared.ratelimit.ai_bucket import KEY_SUFFIX
+from shared.ai.bucket import KEY_SUFFIX
 from tests.conftest import Customer, Stack, delete_redis_keys, production_env
 from tests.servers import Process, Service
 

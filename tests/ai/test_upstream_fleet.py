@@ -14,7 +14,7 @@ import redis
 from ai_upstream_helpers import REDIS_URL, make_candidates, upstream_settings
 from shared.ai.errors import AIError
 from shared.ai.openai_selector import OpenAISelector
-from shared.ratelimit.ai_bucket import BucketLimits, RedisAIBucket
+from shared.ai.bucket import BucketLimits, RedisAIBucket
 
 PROCESSES = 4
 FLEET_MAX_WAIT_SECONDS = 20.0

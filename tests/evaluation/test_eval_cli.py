@@ -1,7 +1,7 @@
 import json
 from pathlib import Path
 
-from shared.cli import main
+from cli.main import main
 from shared.evaluation.metrics import Outcome, is_path_consistent, summarize
 from shared.taxonomy.models import Category
 

@@ -1,4 +1,4 @@
-"""The job service on SQLite and PostgreSQL: every item ends once, counters and credits agree."""
+"""The job state machine on SQLite and PostgreSQL: every item ends once, counters and credits agree."""
 
 from __future__ import annotations
 
@@ -7,11 +7,12 @@ import pytest
 from shared.accounts import service as accounts
 from shared.classification.models import ClassificationRequest
 from shared.credits import service as credits
-from shared.jobs import service
+from shared.jobs import actions, chunks, submission
+from shared.jobs.chunks import ItemEnd
 from shared.jobs.errors import JobNotFound
 from shared.jobs.models import ITEM_DONE, ITEM_FAILED
 from shared.jobs.parsing import JobInput, ParsedItem
-from shared.jobs.service import ItemEnd
+from shared.jobs.state import chunk_of
 
 FOUND = {"success": True, "categoryFound": True, "categoryId": "1"}
 
@@ -34,7 +35,7 @@ def account_id(database) -> int:
 
 
 def submit(database, account_id, count=6):
-    return service.submit(
+    return submission.submit(
         database, account_id, job_input(count), idempotency_key=None, chunk_size=3, chunks_in_flight=1
     )
 
@@ -42,10 +43,10 @@ def submit(database, account_id, count=6):
 def test_a_chunk_delivered_twice_ends_its_items_once(database, account_id):
     job, (chunk,) = submit(database, account_id)
     with database.session() as session:
-        claimed = service.claim_chunk(session, chunk, "task-1")
+        claimed = chunks.claim_chunk(session, chunk, "task-1")
         # The same task redelivered after its process died claims the same items again.
-        assert [item.position for item in service.claim_chunk(session, chunk, "task-1")] == [0, 1, 2]
-        assert service.claim_chunk(session, chunk, "task-2") == []
+        assert [item.position for item in chunks.claim_chunk(session, chunk, "task-1")] == [0, 1, 2]
+        assert chunks.claim_chunk(session, chunk, "task-2") == []
     assert [item.duplicate_of for item in claimed] == [None, None, None]
     ends = [
         ItemEnd(0, ITEM_DONE, FOUND),
@@ -54,10 +55,10 @@ def test_a_chunk_delivered_twice_ends_its_items_once(database, account_id):
     ]
     for _ in range(2):
         with database.session() as session:
-            next_chunks = service.settle_chunk(session, chunk, ends, release=[])
+            next_chunks = chunks.settle_chunk(session, chunk, ends, release=[])
     assert next_chunks == []  # the second settlement changed nothing and sends nothing
     with database.session() as session:
-        job = service.get(session, account_id, job.id)
+        job = actions.get(session, account_id, job.id)
         assert (job.done, job.found, job.failed, job.next_chunk) == (2, 2, 1, 2)
         # 6 held (4 monthly, 2 top-up), 1 refunded: top-up credits come back first.
         balance = credits.show(session, account_id)
@@ -67,24 +68,24 @@ def test_a_chunk_delivered_twice_ends_its_items_once(database, account_id):
 def test_cancel_refunds_queued_items_and_the_job_ends_when_running_ones_finish(database, account_id):
     job, (chunk,) = submit(database, account_id)
     with database.session() as session:
-        service.claim_chunk(session, chunk, "task-1")
-        cancelled = service.cancel(session, account_id, job.id)
+        chunks.claim_chunk(session, chunk, "task-1")
+        cancelled = actions.cancel(session, account_id, job.id)
         assert (cancelled.status, cancelled.cancelled) == ("cancelling", 3)
     with database.session() as session:
-        service.settle_chunk(session, chunk, [ItemEnd(n, ITEM_DONE, FOUND) for n in range(3)], [])
-        job = service.get(session, account_id, job.id)
+        chunks.settle_chunk(session, chunk, [ItemEnd(n, ITEM_DONE, FOUND) for n in range(3)], [])
+        job = actions.get(session, account_id, job.id)
         assert (job.status, job.done, job.refunded) == ("cancelled", 3, 3)
         assert credits.show(session, account_id).total == 10 - 3
         with pytest.raises(JobNotFound):
-            service.get(session, account_id + 1, job.id)
+            actions.get(session, account_id + 1, job.id)
 
 
 def test_identical_requests_point_at_their_first_occurrence(database, account_id):
     job, (chunk,) = submit(database, account_id)
     with database.session() as session:
-        service.claim_chunk(session, chunk, "task-1")
-        service.settle_chunk(session, chunk, [ItemEnd(n, ITEM_DONE, FOUND) for n in range(3)], [])
-        later = service.chunk_of(job, 1)
-        items = service.claim_chunk(session, later, "task-2")
+        chunks.claim_chunk(session, chunk, "task-1")
+        chunks.settle_chunk(session, chunk, [ItemEnd(n, ITEM_DONE, FOUND) for n in range(3)], [])
+        later = chunk_of(job, 1)
+        items = chunks.claim_chunk(session, later, "task-2")
         assert [item.duplicate_of for item in items] == [0, 1, 2]
-        assert service.known_answers(session, job.id, {0, 1, 2}) == {0: FOUND, 1: FOUND, 2: FOUND}
+        assert chunks.known_answers(session, job.id, {0, 1, 2}) == {0: FOUND, 1: FOUND, 2: FOUND}

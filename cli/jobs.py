@@ -7,8 +7,11 @@ import sys
 import time
 from pathlib import Path
 
+from shared.db.session import Database
+from shared.flows.sweep import sweep_jobs
 from shared.jobs.client import ClientError, JobsClient
 from shared.jobs.models import ACTIVE_JOB_STATUSES
+from shared.settings import Settings
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 POLL_SECONDS = 1.0
@@ -129,14 +132,13 @@ def _progress(job: dict) -> None:
 
 
 def run_sweep(args) -> int:
-    from shared.db.session import Database
-    from shared.settings import Settings
-    from worker.bulk import sweep_once
+    # Built from the environment when imported: only this command needs it.
+    from worker.celery_app import app as celery_app
 
     settings = Settings.from_environ()
     database = Database(settings.database_url)
     try:
-        sweep_once(settings, database)
+        sweep_jobs(settings, database, celery_app)
     finally:
         database.dispose()
     return 0

@@ -10,7 +10,7 @@ import pytest
 import redis
 
 from shared.ai.errors import AIRateLimited
-from shared.ratelimit.ai_bucket import (
+from shared.ai.bucket import (
     BucketLimits,
     LocalAIBucket,
     RedisAIBucket,

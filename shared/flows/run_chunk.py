@@ -1,4 +1,4 @@
-"""Running one chunk of a job: claim its items, classify each distinct request once, settle.
+"""Run one chunk of a job: claim its items, classify each distinct request once, settle, send the next.
 
 Classification happens outside any transaction: the database holds the job
 row's lock only for the short claim and settle steps.
@@ -7,48 +7,58 @@ row's lock only for the short claim and settle steps.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from datetime import datetime
+from typing import Protocol, Sequence
 
-from shared.classification.messages import INTERNAL_ERROR, RATE_LIMITED
 from shared.ai.errors import AIRateLimited
-from shared.classification.service import Classifier
+from shared.classification.messages import INTERNAL_ERROR, RATE_LIMITED
+from shared.classification.models import ClassificationRequest, ClassificationResult
 from shared.db.base import utcnow
 from shared.db.session import Database
-from shared.jobs import service
+from shared.flows.classify import Classifier
+from shared.flows.queue import TaskSender, send_chunks
+from shared.jobs import chunks
+from shared.jobs.chunks import ClaimedItem, ItemEnd
 from shared.jobs.models import ITEM_DONE, ITEM_FAILED
-from shared.jobs.service import Chunk, ClaimedItem, ItemEnd
+from shared.jobs.state import Chunk
 
 logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
-class ChunkRun:
-    next_chunks: list[Chunk]
-    # Set when the upstream AI asked to wait: the chunk's rest goes back on the queue.
-    retry_after: float | None = None
+class BatchClassifier(Classifier, Protocol):
+    def classify_many(self, requests: Sequence[ClassificationRequest]) -> list[ClassificationResult]: ...
 
 
 def run_chunk(
-    database: Database, classifier: Classifier, chunk: Chunk, claimer: str, deadline_seconds: int
-) -> ChunkRun:
+    database: Database,
+    classifier: BatchClassifier,
+    sender: TaskSender,
+    chunk: Chunk,
+    claimer: str,
+    deadline_seconds: int,
+) -> float | None:
+    """Run the chunk and send the job's next one; the seconds to wait when the upstream AI asked to.
+
+    When it asked, the chunk's rest is back on the queue for the caller to retry.
+    """
     with database.session() as session:
-        items = service.claim_chunk(session, chunk, claimer)
+        items = chunks.claim_chunk(session, chunk, claimer)
         if not items:
             # A duplicate delivery, or a cancelled job: the other copy sends the next chunk.
-            return ChunkRun(next_chunks=[])
+            return None
         mine = {item.position for item in items}
         originals = {item.duplicate_of for item in items if item.duplicate_of is not None}
-        answers = service.known_answers(session, chunk.job_id, originals - mine)
-        deadline = service.deadline_of(session, chunk.job_id, deadline_seconds)
+        answers = chunks.known_answers(session, chunk.job_id, originals - mine)
+        deadline = chunks.deadline_of(session, chunk.job_id, deadline_seconds)
     ends, release, retry_after = _classify(classifier, items, answers, deadline)
     with database.session() as session:
-        next_chunks = service.settle_chunk(session, chunk, ends, release)
-    return ChunkRun(next_chunks, retry_after)
+        next_chunks = chunks.settle_chunk(session, chunk, ends, release)
+    send_chunks(sender, next_chunks)
+    return retry_after
 
 
 def _classify(
-    classifier: Classifier, items: list[ClaimedItem], answers: dict[int, dict], deadline: datetime
+    classifier: BatchClassifier, items: list[ClaimedItem], answers: dict[int, dict], deadline: datetime
 ) -> tuple[list[ItemEnd], list[int], float | None]:
     """(ends, positions to give back to the queue, seconds the upstream asked to wait)."""
     ends: list[ItemEnd] = []
@@ -78,7 +88,7 @@ def _classify(
     return ends, [], None
 
 
-def _classify_distinct(classifier: Classifier, items: list[ClaimedItem], answers: dict[int, dict]) -> None:
+def _classify_distinct(classifier: BatchClassifier, items: list[ClaimedItem], answers: dict[int, dict]) -> None:
     """Answer every distinct unanswered request of the chunk in one batch (candidates are cheaper so)."""
     pending = {_key(item): item.request for item in items if _key(item) not in answers}
     results = classifier.classify_many(list(pending.values()))

@@ -9,8 +9,8 @@ from shared.ai.errors import AIRateLimited
 from shared.classification.models import CONFIDENCE_NONE, ClassificationRequest, ClassificationResult
 from shared.db.base import utcnow
 from shared.jobs.models import ITEM_DONE, ITEM_FAILED
-from shared.jobs.runner import _classify
-from shared.jobs.service import ClaimedItem
+from shared.flows.run_chunk import _classify
+from shared.jobs.chunks import ClaimedItem
 
 ANSWER = ClassificationResult(category=None, confidence=CONFIDENCE_NONE)
 

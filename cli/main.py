@@ -1,32 +1,40 @@
 """The `taxonomist` command line.
 
-Each command lives in the module of its domain, which exposes
-`register(subparsers)`; this module only assembles them.
+Each command lives in a module that exposes `register(subparsers)`: the
+commands that compose entry points or use cases live in this package, those
+of a single domain in that domain's package; this module only assembles them.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 
+import shared.accounts.cli
+import shared.ai.fake_upstream
+import shared.credits.cli
+import shared.evaluation.cli
+import shared.taxonomy.fetch
+import worker.cli
+from cli import jobs, serve
+
 COMMAND_MODULES = (
-    "api.serve",
-    "worker.cli",
-    "shared.accounts.cli",
-    "shared.credits.cli",
-    "shared.jobs.cli",
-    "shared.taxonomy.fetch",
-    "shared.evaluation.cli",
-    "shared.ai.fake_upstream",
+    serve,
+    worker.cli,
+    shared.accounts.cli,
+    shared.credits.cli,
+    jobs,
+    shared.taxonomy.fetch,
+    shared.evaluation.cli,
+    shared.ai.fake_upstream,
 )
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="taxonomist", description=__doc__.splitlines()[0])
     subparsers = parser.add_subparsers(dest="command", required=True)
-    for module_name in COMMAND_MODULES:
-        importlib.import_module(module_name).register(subparsers)
+    for module in COMMAND_MODULES:
+        module.register(subparsers)
     return parser
 
 

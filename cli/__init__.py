@@ -1,0 +1,1 @@
+"""The `taxonomist` command line: an entry point, like `api` and `worker`, above the use cases."""
