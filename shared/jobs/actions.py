@@ -28,6 +28,9 @@ def cancel(session: Session, account_id: int, job_id: str) -> Job:
     """Items not started end cancelled and refunded; running ones finish."""
     get(session, account_id, job_id)
     job = locked(session, job_id)
+    if job is None:
+        # Deleted by the retention sweep between the two reads.
+        raise JobNotFound(job_id)
     if job.status in (JOB_QUEUED, JOB_RUNNING):
         job.status = JOB_CANCELLING
         cancel_queued(session, job)

@@ -45,6 +45,8 @@ def sweep(session: Session, stale_seconds: int, retention_days: int) -> tuple[li
 
 def _revive(session: Session, job_id: str, cutoff: datetime) -> list[Chunk]:
     job = locked(session, job_id)
+    if job is None:
+        return []
     session.execute(
         update(JobItem)
         .where(

@@ -1,0 +1,122 @@
+"""The classify use case: checks before any charge, one credit consumed or refunded, a typed outcome."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import timedelta
+
+import pytest
+
+from shared.credits import service as credits
+from shared.credits.errors import InsufficientCredits
+from shared.flows.classify import classify, refund_unsettled
+from shared.flows.outcomes import Classified, Failed, RateLimited, from_message, to_message
+from shared.flows.queue import CLASSIFY_TASK, INTERACTIVE_QUEUE
+from shared.settings import Settings
+from shared.validation import BodyTooLarge, InvalidRequest
+from tests.flows.helpers import (
+    BROKEN_PRODUCT,
+    RATE_LIMITED_PRODUCT,
+    RETRY_AFTER_SECONDS,
+    RecordingSender,
+    TestFront,
+    balance,
+    new_account,
+)
+
+
+def body(product: str, **fields) -> bytes:
+    return json.dumps({"product": product, **fields}).encode()
+
+
+def run(front: TestFront, account_id: int, payload: bytes, **options):
+    return asyncio.run(classify(front, account_id, payload, **options))
+
+
+def test_a_classification_costs_one_credit_and_carries_candidates_only_when_asked(database):
+    account_id = new_account(database)
+    front = TestFront(database)
+    outcome = run(front, account_id, body("chef knife"))
+    assert isinstance(outcome, Classified)
+    assert outcome.response["categoryId"] == "1"
+    assert outcome.candidates == []
+    with_candidates = run(front, account_id, body("chef knife"), with_candidates=True)
+    assert [candidate["id"] for candidate in with_candidates.candidates] == ["1", "2"]
+    assert balance(database, account_id) == 1
+
+
+@pytest.mark.parametrize(
+    "product, expected",
+    [(RATE_LIMITED_PRODUCT, RateLimited(RETRY_AFTER_SECONDS)), (BROKEN_PRODUCT, Failed())],
+)
+def test_what_the_worker_could_not_do_is_refunded(database, product, expected):
+    account_id = new_account(database)
+    assert run(TestFront(database), account_id, body(product)) == expected
+    assert balance(database, account_id) == 3
+
+
+def test_a_broker_that_takes_nothing_fails_the_request_and_refunds(database):
+    account_id = new_account(database)
+    front = TestFront(database, tasks=RecordingSender(fails=True))
+    assert run(front, account_id, body("chef knife")) == Failed()
+    assert balance(database, account_id) == 3
+
+
+def test_the_task_is_sent_by_name_to_the_interactive_queue_without_the_product_in_its_repr(database):
+    account_id = new_account(database)
+    sender = RecordingSender()
+    front = TestFront(database, tasks=sender, settings=Settings(classify_timeout_seconds=0.2))
+    # Nobody answers: the wait times out and the credit comes back.
+    assert run(front, account_id, body("secret product text")) == Failed()
+    ((name, args, options),) = sender.sent
+    assert (name, options["queue"]) == (CLASSIFY_TASK, INTERACTIVE_QUEUE)
+    assert args[0]["product"] == "secret product text"
+    assert "secret" not in options["argsrepr"]
+    assert balance(database, account_id) == 3
+
+
+@pytest.mark.parametrize(
+    "payload, error",
+    [
+        (b"{", InvalidRequest),
+        (body(""), InvalidRequest),
+        (body("x" * 200), BodyTooLarge),
+    ],
+)
+def test_bad_requests_are_refused_before_anything_is_charged(database, payload, error):
+    account_id = new_account(database)
+    front = TestFront(database, tasks=RecordingSender(), settings=Settings(max_body_bytes=100))
+    with pytest.raises(error):
+        run(front, account_id, payload)
+    assert front.tasks.sent == []
+    assert balance(database, account_id) == 3
+
+
+def test_without_credits_nothing_is_sent(database):
+    account_id = new_account(database, monthly=0)
+    front = TestFront(database, tasks=RecordingSender())
+    with pytest.raises(InsufficientCredits):
+        run(front, account_id, body("chef knife"))
+    assert front.tasks.sent == []
+
+
+def test_reservations_nobody_settled_are_refunded_once(database):
+    account_id = new_account(database)
+    # What a front that died between reserving and hearing back leaves behind.
+    with database.session() as session:
+        credits.reserve(session, account_id)
+    assert balance(database, account_id) == 2
+    assert refund_unsettled(database, timedelta(0)) == 1
+    assert refund_unsettled(database, timedelta(0)) == 0
+    assert balance(database, account_id) == 3
+
+
+@pytest.mark.parametrize(
+    "outcome",
+    [Classified({"success": True}, [{"id": "1", "path": "A", "score": 0.5}]), RateLimited(2.5), Failed()],
+)
+def test_an_outcome_crosses_the_queue_as_its_kind(outcome):
+    message = to_message(outcome)
+    assert "status" not in message
+    assert from_message(json.loads(json.dumps(message))) == outcome
