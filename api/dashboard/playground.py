@@ -83,6 +83,7 @@ async def run(request: Request, account: Account) -> Response:
         return await _render(request, account, fields, error=_wait_message(limited))
     body = fields.request_body()
     try:
+        # ASCII JSON: a lone surrogate from the form reaches the validation's 400, never an encoding error.
         outcome = await classify(
             context_of(request), account.id, json.dumps(body).encode(), with_candidates=True
         )
