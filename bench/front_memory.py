@@ -7,7 +7,7 @@ a worker of its own. The front's VmRSS is read from /proc/<pid>/status once
     TAXONOMY_DIR=../shared/taxonomies python bench/front_memory.py [--requests 50] [--repo PATH]
 
 `--repo` measures another checkout's code (e.g. the main branch, for a
-before/after) with this script and this Python.
+before/after) with this script; run it with that checkout's Python.
 """
 
 from __future__ import annotations
@@ -35,8 +35,10 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=DEFAULT_REQUESTS)
     parser.add_argument("--repo", type=Path, default=Path(__file__).resolve().parents[1])
     args = parser.parse_args()
-    # The checkout measured provides the test helpers that start its processes.
+    # The checkout measured provides the test helpers that start its processes,
+    # and `python -m` in them finds its packages first from the working folder.
     sys.path.insert(0, str(args.repo.resolve()))
+    os.chdir(args.repo)
     from tests.conftest import (
         INDEX_CACHE_DIR,
         TAXONOMY_DIR,
