@@ -26,11 +26,11 @@ from dataclasses import dataclass
 import redis
 
 from shared.ai.errors import AIRateLimited
-from shared.settings import DEFAULT_REDIS_NAMESPACE, Settings
+from shared.settings import Settings
 
 # Keys live under "<REDIS_NAMESPACE>:ai-bucket:".
 KEY_SUFFIX = "ai-bucket"
-DEFAULT_KEY_PREFIX = f"{DEFAULT_REDIS_NAMESPACE}:{KEY_SUFFIX}"
+DEFAULT_KEY_PREFIX = f"{Settings.redis_namespace}:{KEY_SUFFIX}"
 # Half a second of refill: small enough to stay inside a provider that
 # enforces its per-minute limit per second, with room for network jitter.
 DEFAULT_BURST_SECONDS = 0.5
