@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 
+from celery import Celery
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.routing import Route
@@ -16,7 +16,6 @@ from api.dashboard.routes import dashboard_mount
 from api.routes.classify import categorize
 from api.routes.health import healthz, readyz
 from api.routes.jobs import ROUTES as JOB_ROUTES
-from api.sweeper import sweep_forever
 from shared.classification.models import TAXONOMY_NAMES
 from shared.db.session import Database
 from shared.ratelimit.accounts import InProcessAccountLimiter, RedisAccountLimiter
@@ -33,7 +32,7 @@ def taxonomy_versions(settings: Settings) -> dict[str, str]:
 
 
 def build_context(
-    settings: Settings, replies: RedisReplies | InProcessReplies | None = None
+    settings: Settings, tasks: Celery, replies: RedisReplies | InProcessReplies | None = None
 ) -> ApiContext:
     redis_url = settings.shared_redis_url
     return ApiContext(
@@ -46,6 +45,7 @@ def build_context(
         ),
         replies=replies or make_replies(redis_url),
         taxonomy_versions=taxonomy_versions(settings),
+        tasks=tasks,
     )
 
 
@@ -58,9 +58,7 @@ def create_app(context: ApiContext) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):
         app.state.context = context
-        sweeper = asyncio.create_task(sweep_forever(context))
         yield
-        sweeper.cancel()
         await context.close()
 
     return Starlette(

@@ -1,8 +1,10 @@
-"""What the front holds for its lifetime: settings, database, limiter, reply channel."""
+"""What the front holds for its lifetime: settings, database, limiter, replies, task sender."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from celery import Celery
 
 from shared.accounts.service import RateLimits
 from shared.db.session import Database
@@ -18,6 +20,8 @@ class ApiContext:
     limiter: RedisAccountLimiter | InProcessAccountLimiter
     replies: RedisReplies | InProcessReplies
     taxonomy_versions: dict[str, str]
+    # The Celery app built from `settings`: tasks are sent through it by name.
+    tasks: Celery
 
     @property
     def default_limits(self) -> RateLimits:

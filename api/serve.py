@@ -9,6 +9,7 @@ import uvicorn
 
 from shared.settings import ConfigurationError, Settings
 from shared.taxonomy.errors import TaxonomyError
+from worker.celery_app import TaxonomistCelery, make_celery
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -47,19 +48,23 @@ def build_app(settings: Settings):
     from shared.db.migrate import open_database
 
     open_database(settings.database_url).dispose()
+    tasks = make_celery(settings)
     replies = None
     if settings.embedded:
-        replies = _start_embedded_worker(settings)
-    return create_app(build_context(settings, replies))
+        replies = _start_embedded_worker(tasks)
+    return create_app(build_context(settings, tasks, replies))
 
 
-def _start_embedded_worker(settings: Settings):
+def _start_embedded_worker(tasks: TaxonomistCelery):
+    """The worker and the periodic work, in threads of this process."""
     from worker import runtime
-    from worker.celery_app import app as celery_app
     from worker.embedded import start_embedded_worker
+    from worker.periodic import start_embedded_timer
     from worker.replies import InProcessReplies
 
     replies = InProcessReplies()
-    runtime.install(runtime.WorkerRuntime.build(settings, replies))
-    start_embedded_worker(celery_app)
+    worker_runtime = runtime.WorkerRuntime.build(tasks.settings, replies)
+    runtime.install(worker_runtime)
+    start_embedded_worker(tasks)
+    start_embedded_timer(tasks, worker_runtime.database)
     return replies

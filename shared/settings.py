@@ -169,6 +169,10 @@ class Settings:
         "RESERVATION_TTL_SECONDS", 15 * 60,
         "a credit reserved this long and never settled is refunded by the sweep", minimum=1,
     )
+    reservation_sweep_interval_seconds: int = setting(
+        "RESERVATION_SWEEP_INTERVAL_SECONDS", 60,
+        "time between sweeps of unsettled reservations (0: none)", minimum=0,
+    )
     default_per_minute: int = setting(
         "DEFAULT_PER_MINUTE", 200, "account limit a minute when the account sets none", minimum=0
     )

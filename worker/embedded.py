@@ -7,8 +7,7 @@ import threading
 from celery import Celery
 from celery.worker import WorkController
 
-from worker.bulk import BULK_QUEUE
-from worker.celery_app import INTERACTIVE_QUEUE
+from worker.celery_app import BULK_QUEUE, INTERACTIVE_QUEUE
 
 EMBEDDED_WORKER_THREADS = 2
 

@@ -67,7 +67,7 @@ async def submit(request: Request, account: Account) -> Response:
     except InsufficientCredits:
         return await _render(request, account, error=errors.INSUFFICIENT_CREDITS, status_code=400)
     try:
-        await run_in_threadpool(bulk.send, chunks)
+        await run_in_threadpool(bulk.send, context.tasks, chunks)
     except Exception:
         # The job is stored and its credits held: the sweep sends its chunks later.
         logger.exception("job %s: chunks not sent; the sweep will send them", job.id)
@@ -152,7 +152,7 @@ def _owned(context: ApiContext, action, account_id: int, job_id: str):
         try:
             return action(session, account_id, job_id)
         except JobNotFound:
-            raise HTTPException(404, NOT_FOUND)
+            raise HTTPException(404, NOT_FOUND) from None
 
 
 def _job_id(request: Request) -> str:

@@ -21,8 +21,8 @@ from shared.classification.validation import parse_classification_request
 from shared.credits import service as credits
 from shared.credits.errors import InsufficientCredits
 from shared.validation import InvalidRequest
+from worker.celery_app import CLASSIFY_TASK
 from worker.replies import new_reply_key
-from worker.tasks import classify as classify_task
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +72,8 @@ async def run_classification(
     context.replies.expect(reply_key)
     try:
         await run_in_threadpool(
-            classify_task.apply_async,
+            context.tasks.send_task,
+            CLASSIFY_TASK,
             args=(classification.to_dict(), reservation_id, reply_key),
             expires=timeout,
             # Flower and logs show this instead of the product text.

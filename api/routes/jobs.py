@@ -94,7 +94,7 @@ async def submit_job(request: Request, context: ApiContext, account_id: int) -> 
     except InsufficientCredits:
         return errors.insufficient_credits()
     try:
-        await run_in_threadpool(bulk.send, chunks)
+        await run_in_threadpool(bulk.send, context.tasks, chunks)
     except Exception:
         # The job is stored and its credits held: the sweep sends its chunks later.
         logger.exception("job %s: chunks not sent; the sweep will send them", job.id)

@@ -228,12 +228,14 @@ class OpenAISelector:
     def _wait(self, retry_state: RetryCallState) -> float:
         # After a 429 the bucket is paused: the next attempt waits there,
         # bounded by max_wait, together with every other worker.
+        assert retry_state.outcome is not None  # tenacity waits after an attempt
         if isinstance(retry_state.outcome.exception(), _UpstreamRateLimited):
             return 0.0
         return self._backoff(retry_state)
 
     @staticmethod
     def _log_retry(retry_state: RetryCallState) -> None:
+        assert retry_state.outcome is not None  # tenacity logs after an attempt
         logger.warning(
             "upstream AI attempt %d failed (%s); retrying in %.2fs",
             retry_state.attempt_number,
@@ -275,7 +277,8 @@ class OpenAISelector:
         if format_argument is not None:
             extra["response_format"] = format_argument
         try:
-            completion = self.client.chat.completions.create(
+            # Messages are plain dicts, the shape of the SDK's TypedDicts.
+            completion = self.client.chat.completions.create(  # type: ignore[call-overload]
                 model=self.model,
                 messages=messages,
                 temperature=0,

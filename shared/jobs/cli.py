@@ -41,7 +41,9 @@ def register(subparsers) -> None:
     for parser in (submit, status, results, cancel):
         parser.add_argument("--url", default=os.environ.get("TAXONOMIST_URL", DEFAULT_URL))
         parser.add_argument("--key", default=os.environ.get("TAXONOMIST_API_KEY"))
-    sweep = jobs.add_parser("sweep", help="revive stuck jobs, delete expired ones (for cron)")
+    sweep = jobs.add_parser(
+        "sweep", help="revive stuck jobs, delete expired ones, refund stale reservations (for cron)"
+    )
     sweep.set_defaults(func=run_sweep)
 
 
@@ -131,12 +133,15 @@ def _progress(job: dict) -> None:
 def run_sweep(args) -> int:
     from shared.db.session import Database
     from shared.settings import Settings
-    from worker.bulk import sweep_once
+    from worker.celery_app import make_celery
+    from worker.periodic import PERIODIC_WORK
 
-    settings = Settings.from_environ()
-    database = Database(settings.database_url)
+    app = make_celery(Settings.from_environ())
+    database = Database(app.settings.database_url)
     try:
-        sweep_once(settings, database)
+        # Once each, what `taxonomist beat` schedules: for a deployment without it.
+        for work in PERIODIC_WORK.values():
+            work(app, database)
     finally:
         database.dispose()
     return 0

@@ -34,7 +34,6 @@ from shared.jobs.models import (
     ENDED_ITEM_STATUSES,
     ITEM_CANCELLED,
     ITEM_DONE,
-    ITEM_FAILED,
     ITEM_QUEUED,
     ITEM_RUNNING,
     JOB_CANCELLED,
@@ -374,7 +373,7 @@ def _cancel_queued(session: Session, job: Job) -> None:
         update(JobItem)
         .where(JobItem.job_id == job.id, JobItem.status == ITEM_QUEUED)
         .values(status=ITEM_CANCELLED)
-    ).rowcount
+    ).rowcount  # type: ignore[attr-defined]  # an UPDATE's CursorResult
     _refund(session, job, cancelled, "cancelled")
     job.cancelled += cancelled
 
@@ -405,6 +404,7 @@ def cancel(session: Session, account_id: int, job_id: str) -> Job:
     """Items not started end cancelled and refunded; running ones finish."""
     get(session, account_id, job_id)
     job = _locked(session, job_id)
+    assert job is not None  # get() above found it
     if job.status in (JOB_QUEUED, JOB_RUNNING):
         job.status = JOB_CANCELLING
         _cancel_queued(session, job)
@@ -487,6 +487,7 @@ def sweep(session: Session, stale_seconds: int, retention_days: int) -> tuple[li
 
 def _revive(session: Session, job_id: str, cutoff: datetime) -> list[Chunk]:
     job = _locked(session, job_id)
+    assert job is not None  # listed by the sweep in this transaction
     session.execute(
         update(JobItem)
         .where(

@@ -163,7 +163,7 @@ class RedisAIBucket(AIBucket):
 
     def _run(self, op: str, amount: int) -> float:
         limits = self.limits
-        args = [op, amount, limits.request_rate, limits.request_capacity,
+        args: list[str | int | float] = [op, amount, limits.request_rate, limits.request_capacity,
                 limits.token_rate, limits.token_capacity]
         return float(self._bucket(keys=self._keys, args=args))
 
