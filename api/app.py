@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 
@@ -16,13 +15,12 @@ from api.dashboard.routes import dashboard_mount
 from api.routes.classify import categorize
 from api.routes.health import healthz, readyz
 from api.routes.jobs import ROUTES as JOB_ROUTES
-from api.sweeper import sweep_forever
 from shared.classification.models import TAXONOMY_NAMES
 from shared.db.session import Database
+from shared.flows.queue import TaskSender
 from shared.ratelimit.accounts import InProcessAccountLimiter, RedisAccountLimiter
 from shared.settings import Settings
 from shared.taxonomy.files import load_taxonomy
-from worker.celery_app import app as celery_app
 from worker.replies import InProcessReplies, RedisReplies, make_replies
 
 logger = logging.getLogger(__name__)
@@ -34,7 +32,7 @@ def taxonomy_versions(settings: Settings) -> dict[str, str]:
 
 
 def build_context(
-    settings: Settings, replies: RedisReplies | InProcessReplies | None = None
+    settings: Settings, tasks: TaskSender, replies: RedisReplies | InProcessReplies | None = None
 ) -> ApiContext:
     redis_url = settings.shared_redis_url
     return ApiContext(
@@ -46,8 +44,8 @@ def build_context(
             else InProcessAccountLimiter()
         ),
         replies=replies or make_replies(redis_url),
-        tasks=celery_app,
         taxonomy_versions=taxonomy_versions(settings),
+        tasks=tasks,
     )
 
 
@@ -60,9 +58,7 @@ def create_app(context: ApiContext) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):
         app.state.context = context
-        sweeper = asyncio.create_task(sweep_forever(context))
         yield
-        sweeper.cancel()
         await context.close()
 
     return Starlette(

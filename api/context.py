@@ -21,6 +21,7 @@ class ApiContext:
     database: Database
     limiter: RedisAccountLimiter | InProcessAccountLimiter
     replies: RedisReplies | InProcessReplies
+    # The Celery app built from `settings`: tasks are sent through it by name.
     tasks: TaskSender
     taxonomy_versions: dict[str, str]
 

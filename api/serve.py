@@ -10,10 +10,12 @@ import uvicorn
 
 from shared.settings import ConfigurationError, Settings
 from shared.taxonomy.errors import TaxonomyError
+from worker.celery_app import TaxonomistCelery, make_celery
 from worker.replies import InProcessReplies
 
-# Starts the worker inside this process (the embedded mode) and returns the channel it answers on.
-EmbeddedWorkerStarter = Callable[[Settings], InProcessReplies]
+# Starts the worker inside this process (the embedded mode) with the Celery app
+# it is given, and returns the channel it answers on.
+EmbeddedWorkerStarter = Callable[[TaxonomistCelery], InProcessReplies]
 
 
 def run(args, start_embedded_worker: EmbeddedWorkerStarter) -> int:
@@ -42,7 +44,8 @@ def build_app(settings: Settings, start_embedded_worker: EmbeddedWorkerStarter):
     from shared.db.migrate import open_database
 
     open_database(settings.database_url).dispose()
+    tasks = make_celery(settings)
     replies = None
     if settings.embedded:
-        replies = start_embedded_worker(settings)
-    return create_app(build_context(settings, replies))
+        replies = start_embedded_worker(tasks)
+    return create_app(build_context(settings, tasks, replies))

@@ -18,7 +18,6 @@ import argparse
 import json
 import multiprocessing
 import sys
-import time
 import uuid
 from pathlib import Path
 

@@ -21,7 +21,6 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse
 import json
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -29,15 +28,15 @@ import time
 from pathlib import Path
 
 from shared.ai.local import LocalSelector
+from shared.evaluation.metrics import percentile
 from shared.settings import Settings
 from shared.taxonomy.service import load_index
 
 TAXONOMIES = ("Google", "Shopify")
 DEFAULT_PRODUCT_COUNT = 1000
 CANDIDATE_COUNT = 15
-PERCENTILE_99 = 0.99
 WARM_UP_PRODUCT = "Velvet throw pillow"
-# Products per candidates_many call: a bulk job's chunk (DEFAULT_JOB_CHUNK_SIZE).
+# Products per candidates_many call: a bulk job's chunk (JOB_CHUNK_SIZE).
 BATCH = 50
 
 
@@ -121,8 +120,7 @@ def time_batches(index, products: list[str]) -> tuple[float, float]:
 
 
 def percentiles(timings: list[float]) -> str:
-    ordered = sorted(timings)
-    return f"p50 {statistics.median(ordered):.2f} / p99 {ordered[int(PERCENTILE_99 * (len(ordered) - 1))]:.2f} ms"
+    return f"p50 {percentile(timings, 50):.2f} / p99 {percentile(timings, 99):.2f} ms"
 
 
 def read_products(path: Path | None, taxonomy: str, limit: int) -> list[str]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,7 @@ import httpx
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
+from shared.evaluation.metrics import percentile  # noqa: E402
 from tests.servers import Service, run_cli  # noqa: E402
 
 PRODUCTS = [
@@ -75,14 +75,13 @@ def measure(url: str, key: str, count: int) -> list[float]:
 
 
 def report(latencies: list[float]) -> None:
-    ordered = sorted(latencies)
     cpu = subprocess.run(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"],
                          capture_output=True, text=True).stdout.strip()
     print(f"machine: {os.cpu_count()} cores, {cpu or platform.processor()}, Python {platform.python_version()}")
     print(f"requests: {len(latencies)} sequential, embedded mode, local selector")
-    print(f"median: {statistics.median(latencies):.1f} ms")
-    print(f"p95: {ordered[int(len(ordered) * 0.95) - 1]:.1f} ms")
-    print(f"max: {ordered[-1]:.1f} ms")
+    print(f"median: {percentile(latencies, 50):.1f} ms")
+    print(f"p95: {percentile(latencies, 95):.1f} ms")
+    print(f"max: {max(latencies):.1f} ms")
 
 
 if __name__ == "__main__":

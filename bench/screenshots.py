@@ -72,7 +72,8 @@ def shoot(url: str, out: Path, docs: bool) -> None:
         for device, viewport in VIEWPORTS.items():
             context = browser.new_context(viewport=viewport, is_mobile=device == "phone")
             dashboard = Dashboard(context.new_page(), url)
-            tour(dashboard, lambda name: save(dashboard, out / f"{device}-{name}.png"))
+            prefix = out / device
+            tour(dashboard, lambda name, shown=dashboard, at=prefix: save(shown, Path(f"{at}-{name}.png")))
             if docs and device == "desktop":
                 dashboard.classify(PRODUCTS[0][0], taxonomy=PRODUCTS[0][1], fallback=PRODUCTS[0][2])
                 dashboard.page.screenshot(path=str(DOCS_PNG), full_page=True, clip=DOCS_CLIP)

@@ -8,7 +8,6 @@ import time
 from pathlib import Path
 
 from shared.db.session import Database
-from shared.flows.sweep import sweep_jobs
 from shared.jobs.client import ClientError, JobsClient
 from shared.jobs.models import ACTIVE_JOB_STATUSES
 from shared.settings import Settings
@@ -44,7 +43,9 @@ def register(subparsers) -> None:
     for parser in (submit, status, results, cancel):
         parser.add_argument("--url", default=os.environ.get("TAXONOMIST_URL", DEFAULT_URL))
         parser.add_argument("--key", default=os.environ.get("TAXONOMIST_API_KEY"))
-    sweep = jobs.add_parser("sweep", help="revive stuck jobs, delete expired ones (for cron)")
+    sweep = jobs.add_parser(
+        "sweep", help="revive stuck jobs, delete expired ones, refund stale reservations (for cron)"
+    )
     sweep.set_defaults(func=run_sweep)
 
 
@@ -132,13 +133,16 @@ def _progress(job: dict) -> None:
 
 
 def run_sweep(args) -> int:
-    # Built from the environment when imported: only this command needs it.
-    from worker.celery_app import app as celery_app
+    # Imported here: the periodic work loads the worker's runtime, which only this command needs.
+    from worker.celery_app import make_celery
+    from worker.periodic import PERIODIC_WORK
 
-    settings = Settings.from_environ()
-    database = Database(settings.database_url)
+    app = make_celery(Settings.from_environ())
+    database = Database(app.settings.database_url)
     try:
-        sweep_jobs(settings, database, celery_app)
+        # Once each, what `taxonomist beat` schedules: for a deployment without it.
+        for work in PERIODIC_WORK.values():
+            work(app, database)
     finally:
         database.dispose()
     return 0

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from api import serve as front
-from shared.settings import Settings
+from worker.celery_app import TaxonomistCelery
 from worker.replies import InProcessReplies
 
 DEFAULT_HOST = "127.0.0.1"
@@ -21,9 +21,9 @@ def run(args) -> int:
     return front.run(args, _start_embedded_worker)
 
 
-def _start_embedded_worker(settings: Settings) -> InProcessReplies:
+def _start_embedded_worker(tasks: TaxonomistCelery) -> InProcessReplies:
     # Imported only in the embedded mode: the worker's classifier loads the
     # ML stack, which a production front never needs (bench/front_memory.py).
     from worker.embedded import start_in_process
 
-    return start_in_process(settings)
+    return start_in_process(tasks)

@@ -1,123 +1,240 @@
-"""Every setting of the service, read once from the environment (twelve-factor).
+"""Every setting of the service, declared once and read once from the environment (twelve-factor).
 
-`Settings.from_environ()` is the only place that reads the environment; the
-rest of the code receives a `Settings` value. Values that must never be
-printed are wrapped in `starlette.config.Secret`.
+Each field of `Settings` is declared by `setting(...)`: its environment
+variable, default, validation and help text sit on that one line, its type is
+the field's annotation. `Settings.from_environ()` is the only place that reads
+the environment; the rest of the code receives a `Settings` value. Values that
+must never be printed are wrapped in `starlette.datastructures.Secret`.
+
+`python -m shared.settings --markdown` prints the README's configuration table.
 """
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import os
-from dataclasses import dataclass, field, replace
+import sys
+import types
+import typing
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Callable, Mapping
 
-from starlette.config import Config
 from starlette.datastructures import Secret
 
-DEFAULT_DATABASE_URL = "sqlite:///taxonomist.sqlite3"
-DEFAULT_MAX_BODY_BYTES = 16 * 1024
-DEFAULT_CANDIDATE_COUNT = 15
-DEFAULT_PER_MINUTE = 200
-DEFAULT_PER_HOUR = 1_000
-DEFAULT_PER_DAY = 5_000
-DEFAULT_MONTHLY_CREDITS = 100
-DEFAULT_CLASSIFY_TIMEOUT_SECONDS = 30.0
-# Two attempts of 12 s and a backoff fit the 25 s budget: a retry after a
-# timeout is a useful one (self-hosted servers raise all three together).
-DEFAULT_AI_TIMEOUT_SECONDS = 12.0
-DEFAULT_AI_ATTEMPTS = 3
-# Below CLASSIFY_TIMEOUT_SECONDS, so that a synchronous request gets our
-# answer, even a failure, before its own deadline.
-DEFAULT_AI_TOTAL_SECONDS = 25.0
+AI_PROVIDERS = ("local", "openai")
 # What the synchronous deadline keeps beyond the AI's budget: candidates,
 # the credit's settlement and the way back to the front.
 MIN_CLASSIFY_MARGIN_SECONDS = 2.0
-# The product text's share of the prompt: with the system prompt, 15
-# candidates and the answer, it fits a 2,048-token context.
-DEFAULT_AI_PRODUCT_TOKENS = 1_000
-DEFAULT_AI_MODEL = "gpt-4o-mini"
-DEFAULT_SUPPORT_EMAIL = "support@example.com"
-DEFAULT_RESERVATION_TTL_SECONDS = 15 * 60
-DEFAULT_AI_REQUESTS_PER_MINUTE = 500
-DEFAULT_AI_TOKENS_PER_MINUTE = 200_000
-DEFAULT_AI_MAX_WAIT_SECONDS = 5.0
-DEFAULT_REDIS_NAMESPACE = "taxonomist"
-# Bulk jobs (shared/jobs): see docs/bulk-jobs.md.
-DEFAULT_MAX_JOB_ITEMS = 100_000
-DEFAULT_JOB_MAX_BODY_BYTES = 64 * 1024 * 1024
-DEFAULT_JOB_RETENTION_DAYS = 30
-DEFAULT_JOB_CHUNK_SIZE = 50
-DEFAULT_JOB_CHUNKS_IN_FLIGHT = 4
-DEFAULT_JOB_STALE_SECONDS = 300
-DEFAULT_JOB_SWEEP_INTERVAL_SECONDS = 60
-DEFAULT_JOB_DEADLINE_SECONDS = 24 * 3600
-# Dashboard: addresses whose X-Forwarded-Proto / X-Forwarded-For are believed
-# (uvicorn's forwarded_allow_ips); none by default.
-DEFAULT_TRUSTED_PROXIES = ""
-# Per client address, "per minute/per hour/per day" (docs/dashboard.md).
-DEFAULT_SIGNIN_LIMITS_PER_ADDRESS = "30/300/1000"
-DEFAULT_SIGNUP_LIMITS_PER_ADDRESS = "3/10/20"
-
-AI_PROVIDERS = ("local", "openai")
+# TAXONOMIST_CACHE_DIR's fallback, the XDG base directory convention.
+XDG_CACHE_HOME = "XDG_CACHE_HOME"
 
 
 class ConfigurationError(Exception):
     """A setting is missing or invalid; the message names the variable."""
 
 
-def _limits(text: str) -> tuple[int, int, int]:
+def limits(text: str) -> tuple[int, int, int]:
     """"5/20/50" as (per minute, per hour, per day), or ValueError."""
     parts = text.split("/")
     if len(parts) != 3 or not all(part.strip().isdigit() for part in parts):
-        raise ValueError(f"{text!r} is not three whole numbers: per minute/per hour/per day.")
+        raise ValueError("not three whole numbers: per minute/per hour/per day")
     per_minute, per_hour, per_day = (int(part) for part in parts)
     return per_minute, per_hour, per_day
 
 
 @dataclass(frozen=True)
+class Setting:
+    """How one field of `Settings` comes from the environment."""
+
+    env: str
+    help: str
+    # From text to the field's type; None: the field's annotated type.
+    parse: Callable[[str], Any] | None = None
+    minimum: float | None = None
+    choices: tuple[str, ...] = ()
+    # The README's words for a default the code derives where it is used.
+    shown_default: str | None = None
+
+    def read(self, text: str, parse: Callable[[str], Any]) -> Any:
+        try:
+            value = (self.parse or parse)(text)
+        except ValueError as exc:
+            raise ConfigurationError(f"{self.env}={text!r} is invalid: {exc}.") from exc
+        self.check(value)
+        return value
+
+    def check(self, value: Any) -> None:
+        if self.choices and value not in self.choices:
+            raise ConfigurationError(
+                f"{self.env} must be one of {', '.join(self.choices)}, not {value!r}."
+            )
+        if self.minimum is not None and value is not None and value < self.minimum:
+            raise ConfigurationError(f"{self.env} must be at least {self.minimum:g}, not {value!r}.")
+
+
+def setting(env: str, default: Any, help: str, **rules: Any) -> Any:
+    """A `Settings` field read from the variable `env` (rules: see `Setting`)."""
+    return dataclasses.field(default=default, metadata={"setting": Setting(env, help, **rules)})
+
+
+@dataclass(frozen=True)
 class Settings:
-    database_url: str = DEFAULT_DATABASE_URL
+    taxonomy_dir: Path | None = setting(
+        "TAXONOMY_DIR", None,
+        "folder with `google/taxonomy-with-ids.en-US.txt` and `shopify/categories.txt` "
+        "(and Shopify's richer files where present)",
+        shown_default="none (required)",
+    )
+    database_url: str = setting(
+        "DATABASE_URL", "sqlite:///taxonomist.sqlite3",
+        "SQLite or PostgreSQL (`postgresql://...`); the schema is migrated on start",
+    )
     # Empty broker URL means the embedded mode: in-memory broker, worker in-process.
-    celery_broker_url: str = ""
-    redis_url: str = ""
+    celery_broker_url: str = setting(
+        "CELERY_BROKER_URL", "",
+        "empty: embedded mode. `redis://...`: `serve` runs the front only, for separate workers",
+    )
+    redis_url: str = setting(
+        "REDIS_URL", "", "shared counters (rate limits, AI bucket, replies)",
+        shown_default="the broker URL",
+    )
     # Prefix of every Redis key and Celery queue: deployments can share a Redis.
-    redis_namespace: str = DEFAULT_REDIS_NAMESPACE
-    taxonomy_dir: Path | None = None
-    cache_dir: Path | None = None
-    ai_provider: str = "local"
-    openai_base_url: str | None = None
-    openai_api_key: Secret = field(default_factory=lambda: Secret(""))
-    ai_model: str = DEFAULT_AI_MODEL
-    ai_timeout_seconds: float = DEFAULT_AI_TIMEOUT_SECONDS
-    ai_attempts: int = DEFAULT_AI_ATTEMPTS
-    ai_total_seconds: float = DEFAULT_AI_TOTAL_SECONDS
-    ai_product_tokens: int = DEFAULT_AI_PRODUCT_TOKENS
-    ai_requests_per_minute: int = DEFAULT_AI_REQUESTS_PER_MINUTE
-    ai_tokens_per_minute: int = DEFAULT_AI_TOKENS_PER_MINUTE
-    ai_max_wait_seconds: float = DEFAULT_AI_MAX_WAIT_SECONDS
-    support_email: str = DEFAULT_SUPPORT_EMAIL
-    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
-    candidate_count: int = DEFAULT_CANDIDATE_COUNT
-    local_confidence_threshold: float | None = None
-    classify_timeout_seconds: float = DEFAULT_CLASSIFY_TIMEOUT_SECONDS
-    reservation_ttl_seconds: int = DEFAULT_RESERVATION_TTL_SECONDS
-    default_per_minute: int = DEFAULT_PER_MINUTE
-    default_per_hour: int = DEFAULT_PER_HOUR
-    default_per_day: int = DEFAULT_PER_DAY
-    default_monthly_credits: int = DEFAULT_MONTHLY_CREDITS
-    secret_key: Secret = field(default_factory=lambda: Secret(""))
-    max_job_items: int = DEFAULT_MAX_JOB_ITEMS
-    job_max_body_bytes: int = DEFAULT_JOB_MAX_BODY_BYTES
-    job_retention_days: int = DEFAULT_JOB_RETENTION_DAYS
-    job_chunk_size: int = DEFAULT_JOB_CHUNK_SIZE
-    job_chunks_in_flight: int = DEFAULT_JOB_CHUNKS_IN_FLIGHT
-    job_stale_seconds: int = DEFAULT_JOB_STALE_SECONDS
-    job_sweep_interval_seconds: int = DEFAULT_JOB_SWEEP_INTERVAL_SECONDS
-    job_deadline_seconds: int = DEFAULT_JOB_DEADLINE_SECONDS
-    trusted_proxies: str = DEFAULT_TRUSTED_PROXIES
-    signin_limits_per_address: tuple[int, int, int] = _limits(DEFAULT_SIGNIN_LIMITS_PER_ADDRESS)
-    signup_limits_per_address: tuple[int, int, int] = _limits(DEFAULT_SIGNUP_LIMITS_PER_ADDRESS)
+    redis_namespace: str = setting(
+        "REDIS_NAMESPACE", "taxonomist", "prefix of every Redis key and Celery queue"
+    )
+    ai_provider: str = setting(
+        "AI_PROVIDER", "local", "`local` (offline) or `openai`", choices=AI_PROVIDERS
+    )
+    openai_base_url: str | None = setting(
+        "OPENAI_BASE_URL", None,
+        "any OpenAI-compatible endpoint ([docs/upstream-ai.md](docs/upstream-ai.md))",
+        shown_default="OpenAI's",
+    )
+    openai_api_key: Secret = setting("OPENAI_API_KEY", Secret(""), "the upstream AI's key")
+    ai_model: str = setting("AI_MODEL", "gpt-4o-mini", "the upstream AI's model")
+    # Two attempts of 12 s and a backoff fit the 25 s budget: a retry after a
+    # timeout is a useful one (self-hosted servers raise all three together).
+    ai_timeout_seconds: float = setting(
+        "AI_TIMEOUT_SECONDS", 12.0, "timeout of one attempt", minimum=0
+    )
+    ai_attempts: int = setting(
+        "AI_ATTEMPTS", 3, "attempts per `select` (the first included)", minimum=1
+    )
+    # Below CLASSIFY_TIMEOUT_SECONDS, so that a synchronous request gets our
+    # answer, even a failure, before its own deadline.
+    ai_total_seconds: float = setting(
+        "AI_TOTAL_SECONDS", 25.0,
+        "time budget of all attempts of one `select`, waits included; at least "
+        "`AI_TIMEOUT_SECONDS`, at most `CLASSIFY_TIMEOUT_SECONDS` less 2 s",
+        minimum=0,
+    )
+    # The product text's share of the prompt: with the system prompt, 15
+    # candidates and the answer, it fits a 2,048-token context.
+    ai_product_tokens: int = setting(
+        "AI_PRODUCT_TOKENS", 1_000, "the product text is cut to about this many tokens", minimum=1
+    )
+    ai_requests_per_minute: int = setting(
+        "AI_REQUESTS_PER_MINUTE", 500, "the provider's request limit, for the whole fleet",
+        minimum=1,
+    )
+    ai_tokens_per_minute: int = setting(
+        "AI_TOKENS_PER_MINUTE", 200_000, "the provider's token limit, for the whole fleet",
+        minimum=1,
+    )
+    ai_max_wait_seconds: float = setting(
+        "AI_MAX_WAIT_SECONDS", 5.0, "how long a synchronous request may wait for capacity",
+        minimum=0,
+    )
+    support_email: str = setting(
+        "SUPPORT_EMAIL", "support@example.com", "named where the 3-key limit is explained"
+    )
+    max_body_bytes: int = setting(
+        "MAX_BODY_BYTES", 16 * 1024, "largest classification request body", minimum=1
+    )
+    candidate_count: int = setting(
+        "CANDIDATE_COUNT", 15, "candidates per classification", minimum=1
+    )
+    local_confidence_threshold: float | None = setting(
+        "LOCAL_CONFIDENCE_THRESHOLD", None,
+        "when the local selector decides rather than declines",
+        shown_default="`0.16` (calibrated on held-out folds)",
+    )
+    classify_timeout_seconds: float = setting(
+        "CLASSIFY_TIMEOUT_SECONDS", 30.0,
+        "how long a front waits for a worker before a 500 and a refund", minimum=0,
+    )
+    reservation_ttl_seconds: int = setting(
+        "RESERVATION_TTL_SECONDS", 15 * 60,
+        "a credit reserved this long and never settled is refunded by the sweep", minimum=1,
+    )
+    reservation_sweep_interval_seconds: int = setting(
+        "RESERVATION_SWEEP_INTERVAL_SECONDS", 60,
+        "time between sweeps of unsettled reservations (0: none)", minimum=0,
+    )
+    default_per_minute: int = setting(
+        "DEFAULT_PER_MINUTE", 200, "account limit a minute when the account sets none", minimum=0
+    )
+    default_per_hour: int = setting(
+        "DEFAULT_PER_HOUR", 1_000, "account limit an hour when the account sets none", minimum=0
+    )
+    default_per_day: int = setting(
+        "DEFAULT_PER_DAY", 5_000, "account limit a day when the account sets none", minimum=0
+    )
+    default_monthly_credits: int = setting(
+        "DEFAULT_MONTHLY_CREDITS", 100, "allowance of new accounts", minimum=0
+    )
+    secret_key: Secret = setting(
+        "SECRET_KEY", Secret(""), "signs dashboard sessions", shown_default="random per process"
+    )
+    # Bulk jobs (shared/jobs): see docs/bulk-jobs.md.
+    max_job_items: int = setting("MAX_JOB_ITEMS", 100_000, "items in one job", minimum=1)
+    job_max_body_bytes: int = setting(
+        "JOB_MAX_BODY_BYTES", 64 * 1024 * 1024, "body size of a submission (413 beyond)", minimum=1
+    )
+    job_retention_days: int = setting(
+        "JOB_RETENTION_DAYS", 30, "days results are kept after the job ended", minimum=0
+    )
+    job_chunk_size: int = setting("JOB_CHUNK_SIZE", 50, "items per task", minimum=1)
+    job_chunks_in_flight: int = setting(
+        "JOB_CHUNKS_IN_FLIGHT", 4, "chunks of one job on the queue at once", minimum=1
+    )
+    job_stale_seconds: int = setting(
+        "JOB_STALE_SECONDS", 300, "a job not moving for this long is revived by the sweep",
+        minimum=1,
+    )
+    job_sweep_interval_seconds: int = setting(
+        "JOB_SWEEP_INTERVAL_SECONDS", 60, "time between job sweeps (0: none)", minimum=0
+    )
+    job_deadline_seconds: int = setting(
+        "JOB_DEADLINE_SECONDS", 24 * 3600,
+        "past this, an item still rate-limited fails (refunded)", minimum=1,
+    )
+    # Dashboard: addresses whose X-Forwarded-Proto / X-Forwarded-For are believed
+    # (uvicorn's forwarded_allow_ips); none by default.
+    trusted_proxies: str = setting(
+        "TRUSTED_PROXIES", "",
+        "reverse proxies whose `X-Forwarded-Proto`/`-For` are believed "
+        "(https cookies, client addresses)",
+    )
+    # Per client address, "per minute/per hour/per day" (docs/dashboard.md).
+    signin_limits_per_address: tuple[int, int, int] = setting(
+        "SIGNIN_LIMITS_PER_ADDRESS", (30, 300, 1000),
+        "dashboard sign-in attempts per client address, a minute/hour/day "
+        "([docs/dashboard.md](docs/dashboard.md))",
+        parse=limits,
+    )
+    signup_limits_per_address: tuple[int, int, int] = setting(
+        "SIGNUP_LIMITS_PER_ADDRESS", (3, 10, 20),
+        "dashboard sign-ups per client address, a minute/hour/day",
+        parse=limits,
+    )
+    cache_dir: Path | None = setting(
+        "TAXONOMIST_CACHE_DIR", None,
+        "built search indexes, keyed by the files' content hash",
+        shown_default="`$XDG_CACHE_HOME/taxonomist`, else `~/.cache/taxonomist`",
+    )
 
     @property
     def embedded(self) -> bool:
@@ -136,103 +253,18 @@ class Settings:
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> "Settings":
-        config = Config(environ=dict(os.environ if environ is None else environ))
-        taxonomy_dir = config("TAXONOMY_DIR", default=None)
-        cache_dir = config("TAXONOMIST_CACHE_DIR", default=None)
-        xdg_cache_home = config("XDG_CACHE_HOME", default=None)
-        if not cache_dir and xdg_cache_home:
-            cache_dir = str(Path(xdg_cache_home) / "taxonomist")
-        threshold = config("LOCAL_CONFIDENCE_THRESHOLD", default=None)
-        try:
-            settings = cls(
-                database_url=config("DATABASE_URL", default=DEFAULT_DATABASE_URL),
-                celery_broker_url=config("CELERY_BROKER_URL", default=""),
-                redis_url=config("REDIS_URL", default=""),
-                redis_namespace=config("REDIS_NAMESPACE", default=DEFAULT_REDIS_NAMESPACE),
-                taxonomy_dir=Path(taxonomy_dir) if taxonomy_dir else None,
-                cache_dir=Path(cache_dir) if cache_dir else None,
-                ai_provider=config("AI_PROVIDER", default="local"),
-                openai_base_url=config("OPENAI_BASE_URL", default=None),
-                openai_api_key=config("OPENAI_API_KEY", cast=Secret, default=""),
-                ai_model=config("AI_MODEL", default=DEFAULT_AI_MODEL),
-                ai_timeout_seconds=config(
-                    "AI_TIMEOUT_SECONDS", cast=float, default=DEFAULT_AI_TIMEOUT_SECONDS
-                ),
-                ai_attempts=config("AI_ATTEMPTS", cast=int, default=DEFAULT_AI_ATTEMPTS),
-                ai_total_seconds=config(
-                    "AI_TOTAL_SECONDS", cast=float, default=DEFAULT_AI_TOTAL_SECONDS
-                ),
-                ai_product_tokens=config(
-                    "AI_PRODUCT_TOKENS", cast=int, default=DEFAULT_AI_PRODUCT_TOKENS
-                ),
-                ai_requests_per_minute=config(
-                    "AI_REQUESTS_PER_MINUTE", cast=int, default=DEFAULT_AI_REQUESTS_PER_MINUTE
-                ),
-                ai_tokens_per_minute=config(
-                    "AI_TOKENS_PER_MINUTE", cast=int, default=DEFAULT_AI_TOKENS_PER_MINUTE
-                ),
-                ai_max_wait_seconds=config(
-                    "AI_MAX_WAIT_SECONDS", cast=float, default=DEFAULT_AI_MAX_WAIT_SECONDS
-                ),
-                support_email=config("SUPPORT_EMAIL", default=DEFAULT_SUPPORT_EMAIL),
-                max_body_bytes=config("MAX_BODY_BYTES", cast=int, default=DEFAULT_MAX_BODY_BYTES),
-                candidate_count=config(
-                    "CANDIDATE_COUNT", cast=int, default=DEFAULT_CANDIDATE_COUNT
-                ),
-                local_confidence_threshold=float(threshold) if threshold else None,
-                classify_timeout_seconds=config(
-                    "CLASSIFY_TIMEOUT_SECONDS", cast=float, default=DEFAULT_CLASSIFY_TIMEOUT_SECONDS
-                ),
-                reservation_ttl_seconds=config(
-                    "RESERVATION_TTL_SECONDS", cast=int, default=DEFAULT_RESERVATION_TTL_SECONDS
-                ),
-                default_per_minute=config("DEFAULT_PER_MINUTE", cast=int, default=DEFAULT_PER_MINUTE),
-                default_per_hour=config("DEFAULT_PER_HOUR", cast=int, default=DEFAULT_PER_HOUR),
-                default_per_day=config("DEFAULT_PER_DAY", cast=int, default=DEFAULT_PER_DAY),
-                default_monthly_credits=config(
-                    "DEFAULT_MONTHLY_CREDITS", cast=int, default=DEFAULT_MONTHLY_CREDITS
-                ),
-                secret_key=config("SECRET_KEY", cast=Secret, default=""),
-                max_job_items=config("MAX_JOB_ITEMS", cast=int, default=DEFAULT_MAX_JOB_ITEMS),
-                job_max_body_bytes=config(
-                    "JOB_MAX_BODY_BYTES", cast=int, default=DEFAULT_JOB_MAX_BODY_BYTES
-                ),
-                job_retention_days=config(
-                    "JOB_RETENTION_DAYS", cast=int, default=DEFAULT_JOB_RETENTION_DAYS
-                ),
-                job_chunk_size=config("JOB_CHUNK_SIZE", cast=int, default=DEFAULT_JOB_CHUNK_SIZE),
-                job_chunks_in_flight=config(
-                    "JOB_CHUNKS_IN_FLIGHT", cast=int, default=DEFAULT_JOB_CHUNKS_IN_FLIGHT
-                ),
-                job_stale_seconds=config(
-                    "JOB_STALE_SECONDS", cast=int, default=DEFAULT_JOB_STALE_SECONDS
-                ),
-                job_sweep_interval_seconds=config(
-                    "JOB_SWEEP_INTERVAL_SECONDS", cast=int, default=DEFAULT_JOB_SWEEP_INTERVAL_SECONDS
-                ),
-                job_deadline_seconds=config(
-                    "JOB_DEADLINE_SECONDS", cast=int, default=DEFAULT_JOB_DEADLINE_SECONDS
-                ),
-                trusted_proxies=config("TRUSTED_PROXIES", default=DEFAULT_TRUSTED_PROXIES),
-                signin_limits_per_address=config(
-                    "SIGNIN_LIMITS_PER_ADDRESS",
-                    cast=_limits,
-                    default=DEFAULT_SIGNIN_LIMITS_PER_ADDRESS,
-                ),
-                signup_limits_per_address=config(
-                    "SIGNUP_LIMITS_PER_ADDRESS",
-                    cast=_limits,
-                    default=DEFAULT_SIGNUP_LIMITS_PER_ADDRESS,
-                ),
-            )
-        except ValueError as exc:
-            raise ConfigurationError(str(exc)) from exc
-        if settings.ai_provider not in AI_PROVIDERS:
-            raise ConfigurationError(
-                f"AI_PROVIDER must be one of {', '.join(AI_PROVIDERS)}, not {settings.ai_provider!r}."
-            )
-        if settings.max_body_bytes < 1:
-            raise ConfigurationError("MAX_BODY_BYTES must be a positive number of bytes.")
+        environ = os.environ if environ is None else environ
+        types_of = typing.get_type_hints(cls)
+        values: dict[str, Any] = {}
+        for name, declared in declared_settings():
+            # An empty variable counts as unset, as in a compose file's `${X:-}`.
+            text = environ.get(declared.env)
+            if text:
+                values[name] = declared.read(text, _parser_of(types_of[name]))
+        xdg_cache_home = environ.get(XDG_CACHE_HOME)
+        if "cache_dir" not in values and xdg_cache_home:
+            values["cache_dir"] = Path(xdg_cache_home) / "taxonomist"
+        settings = cls(**values)
         if settings.ai_provider == "openai":
             settings.check_ai_budget()
         return settings
@@ -240,10 +272,8 @@ class Settings:
     def check_ai_budget(self) -> None:
         """The upstream AI's time budget holds one attempt and leaves the
         synchronous deadline room for the answer."""
-        if self.ai_attempts < 1:
-            raise ConfigurationError("AI_ATTEMPTS must be at least 1.")
-        if self.ai_product_tokens < 1:
-            raise ConfigurationError("AI_PRODUCT_TOKENS must be a positive number of tokens.")
+        for name in ("ai_attempts", "ai_product_tokens"):
+            setting_of(name).check(getattr(self, name))
         if not 0 < self.ai_timeout_seconds <= self.ai_total_seconds:
             raise ConfigurationError(
                 f"AI_TIMEOUT_SECONDS ({self.ai_timeout_seconds:g}) must be positive and at most "
@@ -274,3 +304,56 @@ class Settings:
     def index_cache_dir(self) -> Path:
         """Where built search indexes are cached (keyed by file hash)."""
         return self.cache_dir or Path.home() / ".cache" / "taxonomist"
+
+
+def declared_settings() -> list[tuple[str, Setting]]:
+    """(field name, declaration) of every setting, in declaration order."""
+    return [(field.name, field.metadata["setting"]) for field in dataclasses.fields(Settings)]
+
+
+def setting_of(name: str) -> Setting:
+    return dict(declared_settings())[name]
+
+
+def _parser_of(annotation: Any) -> Callable[[str], Any]:
+    """The type a variable's text becomes: the annotation, without its `| None`."""
+    if isinstance(annotation, types.UnionType):
+        (annotation,) = (member for member in typing.get_args(annotation) if member is not type(None))
+    return annotation
+
+
+def shown_default(name: str) -> str:
+    """A field's default as the README shows it."""
+    declared = setting_of(name)
+    if declared.shown_default is not None:
+        return declared.shown_default
+    default = Settings.__dataclass_fields__[name].default
+    if isinstance(default, tuple):
+        return f"`{'/'.join(str(part) for part in default)}`"
+    if default is None or not str(default):
+        return "empty"
+    return f"`{default:g}`" if isinstance(default, float) else f"`{default}`"
+
+
+def markdown_table() -> str:
+    rows = ["| Variable | Default | Meaning |", "|---|---|---|"]
+    rows += [
+        f"| `{declared.env}` | {shown_default(name)} | {declared.help} |"
+        for name, declared in declared_settings()
+    ]
+    return "\n".join(rows) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="The service's settings.")
+    parser.add_argument("--markdown", action="store_true", help="print the README's table")
+    args = parser.parse_args(argv)
+    if args.markdown:
+        sys.stdout.write(markdown_table())
+    else:
+        parser.print_help()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

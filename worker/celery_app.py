@@ -1,27 +1,45 @@
-"""The Celery application (`celery -A worker.celery_app worker` finds it here).
+"""The Celery application, built from the `Settings` it is given (`make_celery`).
 
-Its broker comes from CELERY_BROKER_URL; with none, an in-memory broker
-serves the embedded mode, where the worker runs inside `taxonomist serve`.
+Its broker is CELERY_BROKER_URL; with none, an in-memory broker serves the
+embedded mode, where the worker runs inside `taxonomist serve`. Tasks are sent
+by name, so a sender needs this module and not the tasks' code.
+`celery -A worker.celery_app worker` finds `app` here, built from the
+environment when Celery asks for it.
 """
 
 from __future__ import annotations
+
+import functools
 
 from celery import Celery
 
 # Every model, so that the tasks' foreign keys resolve however the worker is
 # started (`celery -A worker.celery_app` imports nothing else first).
 import shared.db.models  # noqa: F401
-from shared.flows.queue import INTERACTIVE_QUEUE
+from shared.flows.queue import BULK_QUEUE, INTERACTIVE_QUEUE, RUN_CHUNK_TASK
 from shared.settings import Settings
+from worker.schedule import beat_schedule
 
+TASK_MODULES = ["worker.tasks", "worker.bulk", "worker.periodic"]
 EMBEDDED_BROKER_URL = "memory://"
 # The in-memory transport polls; its default of one second would be every
 # request's latency. Five milliseconds costs a few wake-ups, nothing more.
 EMBEDDED_POLLING_SECONDS = 0.005
+# Beat keeps its schedule in memory: every entry is a short interval, so a
+# restarted scheduler loses nothing by starting the intervals afresh.
+IN_MEMORY_SCHEDULER = "celery.beat:Scheduler"
 
 
-def make_celery(settings: Settings) -> Celery:
-    app = Celery("taxonomist", include=["worker.tasks", "worker.bulk"])
+class TaxonomistCelery(Celery):
+    """A Celery app that carries the settings it was built from to its worker processes."""
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__("taxonomist", include=TASK_MODULES, set_as_current=False)
+        self.settings = settings
+
+
+def make_celery(settings: Settings) -> TaxonomistCelery:
+    app = TaxonomistCelery(settings)
     app.conf.update(
         broker_url=settings.celery_broker_url or EMBEDDED_BROKER_URL,
         broker_connection_retry_on_startup=True,
@@ -36,6 +54,7 @@ def make_celery(settings: Settings) -> Celery:
             }
         ),
         task_default_queue=INTERACTIVE_QUEUE,
+        task_routes={RUN_CHUNK_TASK: {"queue": BULK_QUEUE}},
         task_serializer="json",
         accept_content=["json"],
         # Outcomes travel through worker.replies, not through a result backend.
@@ -45,8 +64,19 @@ def make_celery(settings: Settings) -> Celery:
         # Flower shows tasks from these events.
         worker_send_task_events=True,
         task_send_sent_event=True,
+        beat_schedule=beat_schedule(settings),
+        beat_scheduler=IN_MEMORY_SCHEDULER,
     )
     return app
 
 
-app = make_celery(Settings.from_environ())
+@functools.cache
+def _app_from_environ() -> TaxonomistCelery:
+    return make_celery(Settings.from_environ())
+
+
+def __getattr__(name: str) -> TaxonomistCelery:
+    # Only Celery's own command line asks for `app`; our code builds its own.
+    if name == "app":
+        return _app_from_environ()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,11 +1,13 @@
-"""`taxonomist worker`: a Celery worker for the production mode.
+"""`taxonomist worker` and `taxonomist beat`: a Celery worker, and the fleet's one scheduler.
 
-Options it does not know itself (`-n name@%h`, `--pool`, ...) go on to Celery.
+Options they do not know themselves (`-n name@%h`, `--pool`, ...) go on to Celery.
 """
 
 from __future__ import annotations
 
 from shared.flows.queue import BULK_QUEUE, INTERACTIVE_QUEUE
+from shared.settings import Settings
+from worker.celery_app import make_celery
 
 
 def register(subparsers) -> None:
@@ -24,12 +26,25 @@ def register(subparsers) -> None:
     parser.add_argument("--loglevel", "-l", default="INFO")
     parser.set_defaults(func=run, passes_unknown_options=True)
 
+    beat = subparsers.add_parser(
+        "beat",
+        help="send the periodic tasks (sweeps) on their schedule; run exactly one per deployment",
+        allow_abbrev=False,
+    )
+    beat.add_argument("--loglevel", "-l", default="INFO")
+    beat.set_defaults(func=run_beat, passes_unknown_options=True)
+
 
 def run(args) -> int:
-    from worker.celery_app import app
-
     argv = ["worker", "--loglevel", args.loglevel, "--queues", args.queues]
     if args.concurrency:
         argv += ["--concurrency", str(args.concurrency)]
-    app.worker_main(argv + args.unknown_options)
+    make_celery(Settings.from_environ()).worker_main(argv + args.unknown_options)
     return 0
+
+
+def run_beat(args) -> int:
+    argv = ["beat", "--loglevel", args.loglevel]
+    make_celery(Settings.from_environ()).start(argv + args.unknown_options)
+    return 0
+

@@ -8,9 +8,9 @@ from celery import Celery
 from celery.worker import WorkController
 
 from shared.flows.queue import BULK_QUEUE, INTERACTIVE_QUEUE
-from shared.settings import Settings
 from worker import runtime
-from worker.celery_app import app as celery_app
+from worker.celery_app import TaxonomistCelery
+from worker.periodic import start_embedded_timer
 from worker.replies import InProcessReplies
 
 EMBEDDED_WORKER_THREADS = 2
@@ -32,12 +32,15 @@ def start_embedded_worker(app: Celery, threads: int = EMBEDDED_WORKER_THREADS) -
     return worker
 
 
-def start_in_process(settings: Settings) -> InProcessReplies:
-    """The embedded mode's worker: the classifier loaded here, tasks run in this process's threads.
+def start_in_process(app: TaxonomistCelery) -> InProcessReplies:
+    """The embedded mode's worker and periodic work: the classifier loaded here, tasks run in
+    this process's threads.
 
     The front waits for their outcomes on the channel returned.
     """
     replies = InProcessReplies()
-    runtime.install(runtime.WorkerRuntime.build(settings, replies))
-    start_embedded_worker(celery_app)
+    worker_runtime = runtime.WorkerRuntime.build(app.settings, replies)
+    runtime.install(worker_runtime)
+    start_embedded_worker(app)
+    start_embedded_timer(app, worker_runtime.database)
     return replies

@@ -31,7 +31,14 @@ class WorkerRuntime:
 
 
 _current: WorkerRuntime | None = None
+_settings: Settings | None = None
 _lock = threading.Lock()
+
+
+def configure(settings: Settings) -> None:
+    """The settings this process's runtime is built from (the worker app's)."""
+    global _settings
+    _settings = settings
 
 
 def install(runtime: WorkerRuntime) -> None:
@@ -41,9 +48,11 @@ def install(runtime: WorkerRuntime) -> None:
 
 
 def current() -> WorkerRuntime:
-    """The process's runtime, built from the environment on first use."""
+    """The process's runtime, built from the configured settings on first use."""
     global _current
     with _lock:
         if _current is None:
-            _current = WorkerRuntime.build(Settings.from_environ())
+            if _settings is None:
+                raise RuntimeError("no worker settings: a worker configures them when it starts")
+            _current = WorkerRuntime.build(_settings)
         return _current

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from celery.signals import worker_process_init
+from celery import shared_task
+from celery.signals import worker_init, worker_process_init
 
 from shared.classification.models import ClassificationRequest
 from shared.flows.classify import perform
 from shared.flows.outcomes import to_message
-from shared.flows.queue import CLASSIFY_TASK, INTERACTIVE_QUEUE
+from shared.flows.queue import CLASSIFY_TASK
 from worker import runtime
-from worker.celery_app import app
 
 
-@app.task(name=CLASSIFY_TASK, queue=INTERACTIVE_QUEUE)
+@shared_task(name=CLASSIFY_TASK)
 def classify(request: dict, reservation_id: str, reply_key: str, with_candidates: bool = False) -> None:
     # Arguments carry the product text: Flower is told to hide them (see docs).
     current = runtime.current()
@@ -24,6 +24,12 @@ def classify(request: dict, reservation_id: str, reply_key: str, with_candidates
         with_candidates,
     )
     current.replies.publish(reply_key, to_message(outcome))
+
+
+@worker_init.connect
+def _use_the_worker_settings(sender, **_) -> None:
+    # Before the pool forks: its processes build their runtime from these.
+    runtime.configure(sender.app.settings)
 
 
 @worker_process_init.connect

@@ -37,7 +37,7 @@ async def read_form(request: Request, max_upload_bytes: int | None = None) -> Fo
         raise HTTPException(415, WRONG_TYPE)
     limit = (
         max_upload_bytes + UPLOAD_OVERHEAD_BYTES
-        if uploads
+        if max_upload_bytes is not None and uploads
         else FORM_EXPANSION * context_of(request).settings.max_body_bytes
     )
     try:

@@ -50,7 +50,7 @@ async def delete_key(request: Request, account: Account) -> Response:
     try:
         await run_in_threadpool(_delete, context_of(request), account, _key_id(request))
     except KeyNotFound:
-        raise HTTPException(404, NO_SUCH_KEY)
+        raise HTTPException(404, NO_SUCH_KEY) from None
     return RedirectResponse(KEYS_PATH, status_code=303)
 
 

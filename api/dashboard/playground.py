@@ -37,7 +37,7 @@ from shared.validation import BodyTooLarge, InvalidRequest
 
 CATEGORIZE_PATH = "/api/v1/products/categorize"
 # How the readable card is marked, by the response's confidenceLevel.
-MARKS = {CONFIDENCE_AI: "green", CONFIDENCE_FALLBACK: "yellow"}
+MARKS: dict[str | None, str] = {CONFIDENCE_AI: "green", CONFIDENCE_FALLBACK: "yellow"}
 NO_CATEGORY_MARK = "black"
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import logging
 import secrets
-from typing import Awaitable, Callable
+from typing import Any, Awaitable, Callable
 
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
@@ -57,7 +57,7 @@ class SessionsBySchemeMiddleware:
     http on loopback (tests, the embedded mode) and https behind a proxy.
     """
 
-    def __init__(self, app: ASGIApp, **options) -> None:
+    def __init__(self, app: ASGIApp, /, **options: Any) -> None:
         self.plain = SessionMiddleware(app, https_only=False, **options)
         self.secure = SessionMiddleware(app, https_only=True, **options)
 

@@ -8,7 +8,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from api.context import ApiContext
-from worker.celery_app import app as celery_app
 
 
 async def healthz(_request: Request) -> JSONResponse:
@@ -19,7 +18,7 @@ async def readyz(request: Request) -> JSONResponse:
     context: ApiContext = request.app.state.context
     checks = {
         "database": await run_in_threadpool(_database_ok, context),
-        "broker": await run_in_threadpool(_broker_ok),
+        "broker": await run_in_threadpool(_broker_ok, context),
         "taxonomies": bool(context.taxonomy_versions),
     }
     ready = all(checks.values())
@@ -42,9 +41,9 @@ def _database_ok(context: ApiContext) -> bool:
         return False
 
 
-def _broker_ok() -> bool:
+def _broker_ok(context: ApiContext) -> bool:
     try:
-        with celery_app.connection_for_write() as connection:
+        with context.tasks.connection_for_write() as connection:
             connection.ensure_connection(max_retries=1, timeout=2)
         return True
     except Exception:

@@ -26,11 +26,11 @@ from dataclasses import dataclass
 import redis
 
 from shared.ai.errors import AIRateLimited
-from shared.settings import DEFAULT_REDIS_NAMESPACE, Settings
+from shared.settings import Settings
 
 # Keys live under "<REDIS_NAMESPACE>:ai-bucket:".
 KEY_SUFFIX = "ai-bucket"
-DEFAULT_KEY_PREFIX = f"{DEFAULT_REDIS_NAMESPACE}:{KEY_SUFFIX}"
+DEFAULT_KEY_PREFIX = f"{Settings.redis_namespace}:{KEY_SUFFIX}"
 # Half a second of refill: small enough to stay inside a provider that
 # enforces its per-minute limit per second, with room for network jitter.
 DEFAULT_BURST_SECONDS = 0.5
@@ -163,7 +163,7 @@ class RedisAIBucket(AIBucket):
 
     def _run(self, op: str, amount: int) -> float:
         limits = self.limits
-        args = [op, amount, limits.request_rate, limits.request_capacity,
+        args: list[str | int | float] = [op, amount, limits.request_rate, limits.request_capacity,
                 limits.token_rate, limits.token_capacity]
         return float(self._bucket(keys=self._keys, args=args))
 

@@ -216,6 +216,7 @@ class FakeUpstream:
     def url(self) -> str:
         """The base URL for the openai client (OPENAI_BASE_URL)."""
         host, port = self._server.server_address[:2]
+        assert isinstance(host, str)  # an AF_INET address: (host, port)
         return f"http://{host}:{port}/v1"
 
     def configure(

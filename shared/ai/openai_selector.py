@@ -68,13 +68,7 @@ from shared.ai.prompt import (
 )
 from shared.ai.retry_after import retry_after_seconds
 from shared.ai.bucket import AIBucket, make_ai_bucket
-from shared.settings import (
-    DEFAULT_AI_ATTEMPTS,
-    DEFAULT_AI_PRODUCT_TOKENS,
-    DEFAULT_AI_TOTAL_SECONDS,
-    ConfigurationError,
-    Settings,
-)
+from shared.settings import ConfigurationError, Settings
 from shared.taxonomy.models import Candidate
 
 logger = logging.getLogger(__name__)
@@ -87,8 +81,8 @@ DEFAULT_RATE_LIMIT_PAUSE_SECONDS = 1.0
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    attempts: int = DEFAULT_AI_ATTEMPTS
-    total_seconds: float = DEFAULT_AI_TOTAL_SECONDS
+    attempts: int = Settings.ai_attempts
+    total_seconds: float = Settings.ai_total_seconds
     backoff_initial_seconds: float = DEFAULT_BACKOFF_INITIAL_SECONDS
     backoff_max_seconds: float = DEFAULT_BACKOFF_MAX_SECONDS
 
@@ -154,7 +148,7 @@ class OpenAISelector:
         timeout_seconds: float,
         max_wait_seconds: float,
         retry: RetryPolicy = RetryPolicy(),
-        product_tokens: int = DEFAULT_AI_PRODUCT_TOKENS,
+        product_tokens: int = Settings.ai_product_tokens,
     ) -> None:
         self.client = client
         self.model = model
@@ -234,12 +228,14 @@ class OpenAISelector:
     def _wait(self, retry_state: RetryCallState) -> float:
         # After a 429 the bucket is paused: the next attempt waits there,
         # bounded by max_wait, together with every other worker.
+        assert retry_state.outcome is not None  # tenacity waits after an attempt
         if isinstance(retry_state.outcome.exception(), _UpstreamRateLimited):
             return 0.0
         return self._backoff(retry_state)
 
     @staticmethod
     def _log_retry(retry_state: RetryCallState) -> None:
+        assert retry_state.outcome is not None  # tenacity logs after an attempt
         logger.warning(
             "upstream AI attempt %d failed (%s); retrying in %.2fs",
             retry_state.attempt_number,
@@ -281,7 +277,8 @@ class OpenAISelector:
         if format_argument is not None:
             extra["response_format"] = format_argument
         try:
-            completion = self.client.chat.completions.create(
+            # Messages are plain dicts, the shape of the SDK's TypedDicts.
+            completion = self.client.chat.completions.create(  # type: ignore[call-overload]
                 model=self.model,
                 messages=messages,
                 temperature=0,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from shared.ai.models import Selector
 from shared.ai.service import build_selector
@@ -81,7 +81,7 @@ class Classifier:
         # A decision outside the candidates is no decision: the product text
         # cannot steer the answer anywhere the candidate generator did not go.
         chosen = by_id.get(decision.category_id) if decision.category_id else None
-        tokens = {
+        tokens: dict[str, Any] = {
             "prompt_tokens": decision.prompt_tokens,
             "completion_tokens": decision.completion_tokens,
             "invalid_answer": decision.invalid or (decision.category_id is not None and chosen is None),

@@ -222,10 +222,10 @@ def _settle(session: Session, reservation_id: str, status: str, note: str | None
         update(CreditReservation)
         .where(CreditReservation.id == reservation_id, CreditReservation.status == STATUS_RESERVED)
         .values(status=status, settled_at=utcnow())
-    ).rowcount
+    ).rowcount  # type: ignore[attr-defined]  # an UPDATE's CursorResult
     if not ended:
         return False
-    reservation = session.get(CreditReservation, reservation_id, populate_existing=True)
+    reservation = session.get_one(CreditReservation, reservation_id, populate_existing=True)
     if status == STATUS_CONSUMED:
         session.add(
             LedgerEntry(

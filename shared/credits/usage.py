@@ -94,7 +94,7 @@ def cycle_usage(session: Session, account_id: int, renews_at: datetime) -> int:
             LedgerEntry.kind == ENTRY_CONSUME,
             LedgerEntry.created_at >= cycle_start,
         )
-    )
+    ) or 0
 
 
 def credit_entries(session: Session, account_id: int) -> list[LedgerEntry]:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_incrementing
 
 from shared.db.session import Database
 
@@ -28,19 +28,20 @@ def upgrade(engine: Engine) -> None:
 
 
 UPGRADE_ATTEMPTS = 3
+UPGRADE_BACKOFF_SECONDS = 0.2
 
 
 def open_database(url: str) -> Database:
     """A Database whose schema is current: a fresh DATABASE_URL just works."""
     database = Database(url)
-    for attempt in range(1, UPGRADE_ATTEMPTS + 1):
-        try:
+    # Two processes upgrading a fresh database at once: one wins, the other
+    # fails on a table that now exists and finds it current next time.
+    for attempt in Retrying(
+        stop=stop_after_attempt(UPGRADE_ATTEMPTS),
+        wait=wait_incrementing(start=UPGRADE_BACKOFF_SECONDS, increment=UPGRADE_BACKOFF_SECONDS),
+        retry=retry_if_exception_type(DBAPIError),
+        reraise=True,
+    ):
+        with attempt:
             upgrade(database.engine)
-            return database
-        except DBAPIError:
-            # Two processes upgrading a fresh database at once: one wins, the
-            # other fails on a table that now exists and finds it current next time.
-            if attempt == UPGRADE_ATTEMPTS:
-                raise
-            time.sleep(0.2 * attempt)
     return database

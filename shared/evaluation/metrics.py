@@ -9,7 +9,6 @@ from typing import Iterable, Sequence
 from shared.taxonomy.models import Category
 
 RECALL_DEPTHS = (1, 5, 15)
-PERCENTILE_95 = 0.95
 
 
 @dataclass(frozen=True)
@@ -39,29 +38,32 @@ def is_path_consistent(answer: Category, label: Category) -> bool:
 def summarize(outcomes: Sequence[Outcome], taxonomy_version: str) -> dict:
     """The figures of the eval report, under the keys of its JSON line."""
     count = len(outcomes)
-    found = [o for o in outcomes if o.answer is not None]
-    exact = sum(o.answer.id == o.label.id for o in found)
-    decided = [o for o in found if o.decided]
+    # (answer, label) of the outcomes with an answer, and of those the selector decided.
+    found = [(o.answer, o.label) for o in outcomes if o.answer is not None]
+    decided = [(o.answer, o.label) for o in outcomes if o.answer is not None and o.decided]
+    exact = sum(answer.id == label.id for answer, label in found)
     summary: dict = {"count": count}
     for depth in RECALL_DEPTHS:
         hits = sum(o.label.id in o.candidate_ids[:depth] for o in outcomes)
         summary[f"recall@{depth}"] = _share(hits, count)
-    times = sorted(o.milliseconds for o in outcomes)
+    times = [o.milliseconds for o in outcomes]
     summary.update(
         {
             "accuracy": _share(exact, count),
             "coverage": _share(len(found), count),
             "accuracyFound": _share(exact, len(found)),
             "pathConsistentAccuracy": _share(
-                sum(is_path_consistent(o.answer, o.label) for o in found), count
+                sum(is_path_consistent(answer, label) for answer, label in found), count
             ),
             "topLevelAccuracy": _share(
-                sum(o.answer.tags[0] == o.label.tags[0] for o in found), count
+                sum(answer.tags[0] == label.tags[0] for answer, label in found), count
             ),
             "decided": _share(len(decided), count),
-            "precisionDecided": _share(sum(o.answer.id == o.label.id for o in decided), len(decided)),
+            "precisionDecided": _share(
+                sum(answer.id == label.id for answer, label in decided), len(decided)
+            ),
             "topLevelPrecisionDecided": _share(
-                sum(o.answer.tags[0] == o.label.tags[0] for o in decided), len(decided)
+                sum(answer.tags[0] == label.tags[0] for answer, label in decided), len(decided)
             ),
             # Counts of items: how the selector's answers went.
             "declined": sum(
@@ -73,8 +75,8 @@ def summarize(outcomes: Sequence[Outcome], taxonomy_version: str) -> dict:
             "failed": sum(o.failed for o in outcomes),
             "promptTokensPerItem": _mean(o.prompt_tokens for o in outcomes),
             "completionTokensPerItem": _mean(o.completion_tokens for o in outcomes),
-            "p50Ms": round(statistics.median(times), 3) if times else 0.0,
-            "p95Ms": round(_percentile(times, PERCENTILE_95), 3) if times else 0.0,
+            "p50Ms": round(percentile(times, 50), 3) if times else 0.0,
+            "p95Ms": round(percentile(times, 95), 3) if times else 0.0,
             "taxonomyVersion": taxonomy_version,
         }
     )
@@ -90,7 +92,9 @@ def _share(part: int, whole: int) -> float:
     return round(part / whole, 4) if whole else 0.0
 
 
-def _percentile(sorted_values: list[float], fraction: float) -> float:
-    """Nearest-rank percentile of an already sorted list."""
-    rank = max(0, min(len(sorted_values) - 1, round(fraction * len(sorted_values)) - 1))
-    return sorted_values[rank]
+def percentile(values: Sequence[float], percent: int) -> float:
+    """The `percent`th percentile (1-99) of a non-empty sample, interpolated
+    between its nearest values (`statistics.quantiles`, inclusive method: 50 is the median)."""
+    if len(values) == 1:
+        return float(values[0])
+    return statistics.quantiles(values, n=100, method="inclusive")[percent - 1]

@@ -67,7 +67,7 @@ def run(
     is recorded as failed, without an answer, and the run goes on.
     With `details`, one JSON line per item is written there (see detail_line).
     """
-    outcomes = []
+    outcomes: list[Outcome] = []
     for item in items:
         taxonomy = classifier.indexes[item.taxonomy].taxonomy
         label = taxonomy.get(item.category_id)

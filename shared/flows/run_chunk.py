@@ -50,6 +50,7 @@ def run_chunk(
         originals = {item.duplicate_of for item in items if item.duplicate_of is not None}
         answers = chunks.known_answers(session, chunk.job_id, originals - mine)
         deadline = chunks.deadline_of(session, chunk.job_id, deadline_seconds)
+        assert deadline is not None  # the job whose items were just claimed exists
     ends, release, retry_after = _classify(classifier, items, answers, deadline)
     with database.session() as session:
         next_chunks = chunks.settle_chunk(session, chunk, ends, release)

@@ -34,6 +34,7 @@ def result_object(item: JobItem) -> dict:
     if item.status == ITEM_CANCELLED:
         body = {"success": False, "error": CANCELLED_ERROR}
     else:
+        assert item.result is not None  # every ended item but a cancelled one has its answer
         body = json.loads(item.result)
     extra = {"columns": json.loads(item.extra)} if item.extra else {}
     return {"id": item.item_id, **extra, **body}

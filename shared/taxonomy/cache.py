@@ -42,7 +42,8 @@ def write(path: Path, arrays: Mapping[str, np.ndarray]) -> None:
     handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as out:
-            np.savez(out, **arrays)
+            # numpy's stub reads ** as its allow_pickle flag.
+            np.savez(out, **arrays)  # type: ignore[arg-type]
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

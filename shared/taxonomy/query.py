@@ -10,7 +10,7 @@ fully lined" follows.
 from __future__ import annotations
 
 import re
-from collections import Counter
+from collections import defaultdict
 
 from shared.taxonomy.text import clean, terms
 
@@ -38,7 +38,7 @@ def split_listing(product: str) -> tuple[str, str]:
 
 def query_terms(product: str) -> dict[str, float]:
     title, description = split_listing(product)
-    weights: Counter[str] = Counter()
+    weights: defaultdict[str, float] = defaultdict(float)
     for term in terms(title):
         weights[term] += TITLE_WEIGHT
     for term in terms(description)[:DESCRIPTION_MAX_TERMS]:

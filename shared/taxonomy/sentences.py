@@ -168,6 +168,7 @@ class TokenCache:
                 self._store(missing)
             slots = [self.slots[i] for i in ids.tolist()] + [self.size]
             # Copied under the lock: another thread's refill may overwrite slots.
+            assert self.table is not None  # _store filled it
             stored = self.table[slots]
         return _from_bfloat16(stored)
 

@@ -61,7 +61,7 @@ class Translations:
 
     def english_terms(self, query: Mapping[str, float], weight: float) -> dict[str, float]:
         """English terms for a query's foreign ones, at `weight` x the foreign term's weight."""
-        translated: Counter[str] = Counter()
+        translated: defaultdict[str, float] = defaultdict(float)
         for term, term_weight in query.items():
             for word in self.table.get(term, ()):
                 translated[word] += weight * term_weight

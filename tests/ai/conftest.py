@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from ai_upstream_helpers import FAST_RETRY, REDIS_URL, UNLIMITED, make_candidates, upstream_settings
+from ai_upstream_helpers import FAST_RETRY, UNLIMITED, make_candidates, upstream_settings
 from shared.ai.fake_upstream import FakeUpstream
 from shared.ai.openai_selector import OpenAISelector
 from shared.ai.bucket import LocalAIBucket
+from shared.taxonomy.models import Candidate
 
 
 @pytest.fixture(scope="session")

@@ -18,7 +18,7 @@ import pytest
 from ai_upstream_helpers import UNLIMITED
 from api.errors import INTERNAL_ERROR, RATE_LIMITED
 from shared.ai.fake_upstream import FakeUpstream
-from shared.settings import DEFAULT_AI_ATTEMPTS as DEFAULT_ATTEMPTS
+from shared.settings import Settings
 from shared.db.migrate import open_database
 from shared.ai.bucket import KEY_SUFFIX
 from tests.conftest import Customer, Stack, delete_redis_keys, production_env
@@ -226,17 +226,17 @@ def test_a_wait_past_max_wait_is_a_429_with_retry_after_and_a_refund(ai_stack, u
 
 
 def test_500s_until_the_last_attempt_are_a_500_and_a_refund(ai_stack, upstream):
-    upstream.script(*["500"] * DEFAULT_ATTEMPTS)
+    upstream.script(*["500"] * Settings.ai_attempts)
     customer = ai_stack.customer(monthly=1)
 
     response = classify(ai_stack, customer)
 
     assert (response.status_code, response.text) == (500, INTERNAL_ERROR)
     assert upstream.stats == {
-        "received": DEFAULT_ATTEMPTS,
+        "received": Settings.ai_attempts,
         "answered": 0,
         "rate_limited": 0,
-        "errors": DEFAULT_ATTEMPTS,
+        "errors": Settings.ai_attempts,
     }
     assert ai_stack.balance(customer).total == 1
 

@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 from shared.accounts import service as accounts
 from shared.credits import service as credits
 from shared.db.session import Database
-from shared.settings import DEFAULT_MONTHLY_CREDITS
+from shared.settings import Settings
 from tests.conftest import Stack
 from tests.api.test_contract import RESPONSE_FIELDS as CONTRACT_FIELDS
 from tests.dashboard.browser import Dashboard
@@ -167,4 +167,4 @@ def top_up(stack: Stack, email: str, amount: int) -> None:
 
 
 def embedded_allowance(stack: Stack) -> int:
-    return int(stack.env.get("DEFAULT_MONTHLY_CREDITS", DEFAULT_MONTHLY_CREDITS))
+    return int(stack.env.get("DEFAULT_MONTHLY_CREDITS", Settings.default_monthly_credits))

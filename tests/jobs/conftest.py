@@ -1,4 +1,4 @@
-"""A bulk-job stack: one front and two single-process workers on PostgreSQL and Redis.
+"""A bulk-job stack: one front, two single-process workers and beat on PostgreSQL and Redis.
 
 Chunks are small and the sweep fast, so that a killed worker's chunks come
 back within seconds; the workers can be killed and replaced by a test.
@@ -29,6 +29,7 @@ ACTIVE = ("queued", "running", "cancelling")
 class JobStack(Stack):
     folder: object = None
     workers: list[Process] = field(default_factory=list)
+    beat: Process | None = None
 
     def start_worker(self) -> Process:
         log = self.folder / f"worker-{len(self.workers)}.log"
@@ -88,12 +89,14 @@ def start_job_stack(env: dict[str, str], folder, workers: int) -> JobStack:
     stack = JobStack(front.url, env, database_url, [front], folder=folder)
     for _ in range(workers):
         stack.start_worker()
+    stack.beat = Process(["beat"], env, folder / "beat.log")
     return stack
 
 
 def stop_job_stack(stack: JobStack) -> None:
-    for process in [*stack.fronts, *stack.workers]:
-        process.stop()
+    for process in [*stack.fronts, *stack.workers, stack.beat]:
+        if process is not None:
+            process.stop()
 
 
 @pytest.fixture(scope="session")
