@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 
+from celery import Celery
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.routing import Route
@@ -17,7 +18,6 @@ from api.routes.health import healthz, readyz
 from api.routes.jobs import ROUTES as JOB_ROUTES
 from shared.classification.models import TAXONOMY_NAMES
 from shared.db.session import Database
-from shared.flows.queue import TaskSender
 from shared.ratelimit.accounts import InProcessAccountLimiter, RedisAccountLimiter
 from shared.settings import Settings
 from shared.taxonomy.files import load_taxonomy
@@ -32,7 +32,7 @@ def taxonomy_versions(settings: Settings) -> dict[str, str]:
 
 
 def build_context(
-    settings: Settings, tasks: TaskSender, replies: RedisReplies | InProcessReplies | None = None
+    settings: Settings, tasks: Celery, replies: RedisReplies | InProcessReplies | None = None
 ) -> ApiContext:
     redis_url = settings.shared_redis_url
     return ApiContext(

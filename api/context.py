@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from celery import Celery
+
 from shared.accounts.service import RateLimits
 from shared.db.session import Database
-from shared.flows.queue import TaskSender
 from shared.ratelimit.accounts import InProcessAccountLimiter, RedisAccountLimiter
 from shared.settings import Settings
 from worker.replies import InProcessReplies, RedisReplies, new_reply_key
@@ -22,7 +23,7 @@ class ApiContext:
     limiter: RedisAccountLimiter | InProcessAccountLimiter
     replies: RedisReplies | InProcessReplies
     # The Celery app built from `settings`: tasks are sent through it by name.
-    tasks: TaskSender
+    tasks: Celery
     taxonomy_versions: dict[str, str]
 
     @property

@@ -63,7 +63,7 @@ def cancel_queued(session: Session, job: Job) -> None:
         update(JobItem)
         .where(JobItem.job_id == job.id, JobItem.status == ITEM_QUEUED)
         .values(status=ITEM_CANCELLED)
-    ).rowcount
+    ).rowcount  # type: ignore[attr-defined]  # an UPDATE's CursorResult
     holds.refund(session, job, cancelled, "cancelled")
     job.cancelled += cancelled
 

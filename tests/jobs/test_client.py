@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.cli import main
+from cli.main import main
 from shared.jobs.client import MAX_ATTEMPTS, ClientError, JobsClient
 
 JOB = {

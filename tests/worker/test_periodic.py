@@ -12,13 +12,8 @@ from shared.credits.models import CreditReservation
 from shared.db.base import utcnow
 from shared.settings import Settings
 from tests.credits.test_service import balance, new_account
-from worker.celery_app import (
-    BULK_QUEUE,
-    CLASSIFY_TASK,
-    INTERACTIVE_QUEUE,
-    RUN_CHUNK_TASK,
-    make_celery,
-)
+from shared.flows.queue import BULK_QUEUE, CLASSIFY_TASK, INTERACTIVE_QUEUE, RUN_CHUNK_TASK
+from worker.celery_app import make_celery
 from worker.periodic import start_embedded_timer
 from worker.schedule import REFUND_STALE_TASK, SWEEP_JOBS_TASK
 
