@@ -1,14 +1,13 @@
-"""Refund reservations that nobody settled: a front or worker that crashed mid-request.
+"""Refund credit holds that nobody settled in time: a front or worker that crashed mid-request.
 
 Every front runs it; settlement is a compare-and-set, so two fronts sweeping
-the same reservation refund it once.
+the same hold refund it once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import timedelta
 
 from starlette.concurrency import run_in_threadpool
 
@@ -25,13 +24,12 @@ async def sweep_forever(context: ApiContext, interval: float = SWEEP_INTERVAL_SE
         try:
             refunded = await run_in_threadpool(sweep_once, context)
             if refunded:
-                logger.warning("refunded %d reservations that were never settled", refunded)
+                logger.warning("refunded %d credit holds that were never settled", refunded)
         except Exception:
-            logger.exception("stale reservation sweep failed; will try again")
+            logger.exception("stale credit hold sweep failed; will try again")
         await asyncio.sleep(interval)
 
 
 def sweep_once(context: ApiContext) -> int:
-    older_than = timedelta(seconds=context.settings.reservation_ttl_seconds)
     with context.database.session() as session:
-        return credits.refund_stale(session, older_than)
+        return credits.expire_stale(session)

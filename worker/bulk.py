@@ -45,7 +45,6 @@ def run_chunk(self, job_id: str, index: int, start: int, stop: int) -> None:
             current.classifier,
             Chunk(job_id, index, start, stop),
             claimer=self.request.id,
-            deadline_seconds=current.settings.job_deadline_seconds,
         )
     send(run.next_chunks)
     if run.retry_after is not None:

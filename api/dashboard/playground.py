@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shlex
 from dataclasses import dataclass
+from datetime import timedelta
 
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
@@ -145,8 +146,8 @@ async def _render(
 
 def _reserve(context: ApiContext, account_id: int) -> str:
     with context.database.session() as session:
-        (reservation_id,) = credits.reserve(session, account_id)
-        return reservation_id
+        ttl = timedelta(seconds=context.settings.reservation_ttl_seconds)
+        return credits.hold(session, account_id, expires_in=ttl).id
 
 
 def _balance(context: ApiContext, account_id: int) -> credits.BalanceView:

@@ -7,6 +7,7 @@ JSON and fields (400), credits (403), then the classification itself.
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -20,6 +21,7 @@ from shared.classification.models import ClassificationRequest, Outcome
 from shared.classification.validation import parse_classification_request
 from shared.credits import service as credits
 from shared.credits.errors import InsufficientCredits
+from shared.credits.models import OUTCOME_FAILED
 from shared.validation import InvalidRequest
 from worker.replies import new_reply_key
 from worker.tasks import classify as classify_task
@@ -49,13 +51,13 @@ async def categorize(request: Request) -> Response:
 
 def _reserve(context: ApiContext, account_id: int) -> str:
     with context.database.session() as session:
-        (reservation_id,) = credits.reserve(session, account_id)
-        return reservation_id
+        ttl = timedelta(seconds=context.settings.reservation_ttl_seconds)
+        return credits.hold(session, account_id, expires_in=ttl).id
 
 
 def _refund(context: ApiContext, reservation_id: str) -> None:
     with context.database.session() as session:
-        credits.refund(session, reservation_id)
+        credits.refund(session, reservation_id, OUTCOME_FAILED)
 
 
 async def run_classification(

@@ -19,7 +19,12 @@ from shared.classification.models import (
     Outcome,
 )
 from shared.credits import service as credits
-from shared.credits.models import NOTE_FOUND, NOTE_NOT_FOUND
+from shared.credits.models import (
+    OUTCOME_FAILED,
+    OUTCOME_FOUND,
+    OUTCOME_NOT_FOUND,
+    OUTCOME_RATE_LIMITED,
+)
 from shared.db.session import Database
 from shared.settings import Settings
 from shared.taxonomy.models import Candidate
@@ -120,19 +125,19 @@ def classify_and_settle(
     request: ClassificationRequest,
     reservation_id: str,
 ) -> Outcome:
-    """Classify, then consume the reserved credit, or refund it if nothing was done."""
+    """Classify, then consume the held credit, or refund it if nothing was done."""
     try:
         result = classifier.classify(request)
     except AIRateLimited as exc:
-        _refund(database, reservation_id)
+        _refund(database, reservation_id, OUTCOME_RATE_LIMITED)
         return Outcome(status=429, retry_after=exc.retry_after)
     except Exception:
         logger.exception("classification failed (reservation %s)", reservation_id)
-        _refund(database, reservation_id)
+        _refund(database, reservation_id, OUTCOME_FAILED)
         return Outcome(status=500)
     with database.session() as session:
         credits.consume(
-            session, reservation_id, NOTE_FOUND if result.category else NOTE_NOT_FOUND
+            session, reservation_id, OUTCOME_FOUND if result.category else OUTCOME_NOT_FOUND
         )
     return Outcome(
         status=200,
@@ -144,6 +149,6 @@ def classify_and_settle(
     )
 
 
-def _refund(database: Database, reservation_id: str) -> None:
+def _refund(database: Database, reservation_id: str, outcome: str) -> None:
     with database.session() as session:
-        credits.refund(session, reservation_id)
+        credits.refund(session, reservation_id, outcome)

@@ -29,9 +29,7 @@ class ChunkRun:
     retry_after: float | None = None
 
 
-def run_chunk(
-    database: Database, classifier: Classifier, chunk: Chunk, claimer: str, deadline_seconds: int
-) -> ChunkRun:
+def run_chunk(database: Database, classifier: Classifier, chunk: Chunk, claimer: str) -> ChunkRun:
     with database.session() as session:
         items = service.claim_chunk(session, chunk, claimer)
         if not items:
@@ -40,7 +38,7 @@ def run_chunk(
         mine = {item.position for item in items}
         originals = {item.duplicate_of for item in items if item.duplicate_of is not None}
         answers = service.known_answers(session, chunk.job_id, originals - mine)
-        deadline = service.deadline_of(session, chunk.job_id, deadline_seconds)
+        deadline = service.deadline_of(session, chunk.job_id)
     ends, release, retry_after = _classify(classifier, items, answers, deadline)
     with database.session() as session:
         next_chunks = service.settle_chunk(session, chunk, ends, release)

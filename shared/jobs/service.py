@@ -24,8 +24,15 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from shared.classification.models import ClassificationRequest
+from shared.classification.messages import RATE_LIMITED
 from shared.credits import service as credits
-from shared.credits.models import NOTE_FOUND, NOTE_NOT_FOUND
+from shared.credits.models import (
+    OUTCOME_CANCELLED,
+    OUTCOME_FAILED,
+    OUTCOME_FOUND,
+    OUTCOME_NOT_FOUND,
+    OUTCOME_RATE_LIMITED,
+)
 from shared.db.base import utcnow
 from shared.db.session import Database
 from shared.jobs.errors import JobNotFound
@@ -88,6 +95,11 @@ class ItemEnd:
     def found(self) -> bool:
         return bool(self.body.get("categoryFound"))
 
+    @property
+    def rate_limited(self) -> bool:
+        """Failed because the upstream AI still refused at the job's deadline."""
+        return self.status == ITEM_FAILED and self.body.get("error") == RATE_LIMITED
+
 
 @dataclass(frozen=True, slots=True)
 class Page:
@@ -111,6 +123,7 @@ def submit(
     idempotency_key: str | None,
     chunk_size: int,
     chunks_in_flight: int,
+    deadline_seconds: int,
 ) -> tuple[Job, list[Chunk]]:
     """Store the job, hold its credits, and name its first chunks to send.
 
@@ -125,7 +138,13 @@ def submit(
     try:
         with database.session() as session:
             return _create(
-                session, account_id, job_input, idempotency_key, chunk_size, chunks_in_flight
+                session,
+                account_id,
+                job_input,
+                idempotency_key,
+                chunk_size,
+                chunks_in_flight,
+                deadline_seconds,
             )
     except IntegrityError:
         # The same key submitted concurrently: the other request's job won.
@@ -159,6 +178,7 @@ def submit_upload(
         idempotency_key=idempotency_key,
         chunk_size=settings.job_chunk_size,
         chunks_in_flight=settings.job_chunks_in_flight,
+        deadline_seconds=settings.job_deadline_seconds,
     )
 
 
@@ -175,10 +195,12 @@ def _create(
     idempotency_key: str | None,
     chunk_size: int,
     chunks_in_flight: int,
+    deadline_seconds: int,
 ) -> tuple[Job, list[Chunk]]:
     job_id = new_job_id()
     total = len(job_input.items)
     held = credits.hold(session, account_id, total, note=f"bulk job {job_id}")
+    now = utcnow()
     job = Job(
         id=job_id,
         account_id=account_id,
@@ -190,11 +212,11 @@ def _create(
         not_found=0,
         failed=0,
         cancelled=0,
-        hold_monthly=held.monthly,
-        hold_topup=held.topup,
-        hold_renews_at=held.renews_at,
+        hold_id=held.id,
         chunk_size=chunk_size,
         extra_columns=json.dumps(job_input.extra_columns) if job_input.extra_columns else None,
+        created_at=now,
+        deadline_at=now + timedelta(seconds=deadline_seconds),
     )
     job.next_chunk = min(chunks_in_flight, job.chunk_count)
     session.add(job)
@@ -294,9 +316,8 @@ def known_answers(session: Session, job_id: str, positions: set[int]) -> dict[in
     return {row.position: json.loads(row.result) for row in rows}
 
 
-def deadline_of(session: Session, job_id: str, deadline_seconds: int) -> datetime | None:
-    created_at = session.scalar(select(Job.created_at).where(Job.id == job_id))
-    return created_at + timedelta(seconds=deadline_seconds) if created_at else None
+def deadline_of(session: Session, job_id: str) -> datetime | None:
+    return session.scalar(select(Job.deadline_at).where(Job.id == job_id))
 
 
 def settle_chunk(
@@ -350,23 +371,29 @@ def _count_ends(session: Session, job: Job, ended: list[ItemEnd]) -> None:
     done = [end for end in ended if end.status == ITEM_DONE]
     failed = len(ended) - len(done)
     found = sum(end.found for end in done)
-    credits.consume_held(
-        session,
-        job.account_id,
-        [NOTE_FOUND] * found + [NOTE_NOT_FOUND] * (len(done) - found),
-    )
-    _refund(session, job, failed, "failed")
+    rate_limited = sum(end.rate_limited for end in ended)
+    # One update of the hold per outcome for the whole chunk, never one per item.
+    for outcome, count in (
+        (OUTCOME_FOUND, found),
+        (OUTCOME_NOT_FOUND, len(done) - found),
+        (OUTCOME_FAILED, failed - rate_limited),
+        (OUTCOME_RATE_LIMITED, rate_limited),
+    ):
+        _end_held(session, job, outcome, count)
     job.done += len(done)
     job.found += found
     job.not_found += len(done) - found
     job.failed += failed
 
 
-def _refund(session: Session, job: Job, count: int, why: str) -> None:
-    held = credits.BulkHold(job.hold_monthly, job.hold_topup, job.hold_renews_at)
-    credits.refund_held(
-        session, job.account_id, held, job.refunded, count, note=f"bulk job {job.id}: {count} {why}"
-    )
+def _end_held(session: Session, job: Job, outcome: str, count: int) -> None:
+    """End `count` units of the job's hold; the items' status change made them end once."""
+    if not count:
+        return
+    if outcome in (OUTCOME_FOUND, OUTCOME_NOT_FOUND):
+        credits.consume(session, job.hold_id, outcome, count)
+    else:
+        credits.refund(session, job.hold_id, outcome, count)
 
 
 def _cancel_queued(session: Session, job: Job) -> None:
@@ -375,7 +402,7 @@ def _cancel_queued(session: Session, job: Job) -> None:
         .where(JobItem.job_id == job.id, JobItem.status == ITEM_QUEUED)
         .values(status=ITEM_CANCELLED)
     ).rowcount
-    _refund(session, job, cancelled, "cancelled")
+    _end_held(session, job, OUTCOME_CANCELLED, cancelled)
     job.cancelled += cancelled
 
 
