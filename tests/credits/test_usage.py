@@ -92,11 +92,10 @@ def test_failed_rate_limited_and_cancelled_items_count_apart(database):
         return ItemEnd(position, ITEM_DONE, FOUND)
 
     with database.session() as session:
-        jobs.claim_chunk(session, first, "task")
+        claimed = jobs.claim_chunk(session, first, "task")
         # The second chunk's 50 items are still queued when the caller cancels.
         jobs.cancel(session, account_id, job.id)
     with database.session() as session:
-        claimed = jobs.claim_chunk(session, first, "task")
         jobs.settle_chunk(session, first, [end_of(item.position) for item in claimed], [])
     with database.session() as session:
         today = usage.daily_usage(session, account_id)[-1]
