@@ -232,11 +232,11 @@ def _end(
                 ),
             }
         )
-    ).rowcount
+    ).rowcount  # type: ignore[attr-defined]  # an UPDATE's CursorResult
     if not changed:
         return None
     usage.record(session, account_id, outcome, count)
-    return session.get(CreditHold, hold_id, populate_existing=True), balance
+    return session.get_one(CreditHold, hold_id, populate_existing=True), balance
 
 
 def _refund_sources(held: CreditHold, balance: CreditBalance, count: int) -> tuple[int, int]:
@@ -264,7 +264,7 @@ def expire_stale(session: Session) -> int:
 
 
 def _expire(session: Session, hold_id: str) -> bool:
-    held = session.get(CreditHold, hold_id)
+    held = session.get_one(CreditHold, hold_id)
     _locked_balance(session, held.account_id)
     session.refresh(held)
     return held.open_units > 0 and refund(session, hold_id, OUTCOME_FAILED, held.open_units)

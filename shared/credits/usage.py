@@ -72,17 +72,18 @@ def daily_usage(session: Session, account_id: int, days: int = CHART_DAYS) -> li
 
 def cycle_usage(session: Session, account_id: int, renews_at: datetime) -> int:
     """Classifications paid for in the billing cycle that ends at `renews_at`."""
-    opened_at = session.scalar(
+    opened_at = session.execute(
         select(CreditBalance.opened_at).where(CreditBalance.account_id == account_id)
-    )
-    return session.scalar(
-        select(func.coalesce(func.sum(UsageRecord.count), 0)).where(
+    ).scalar_one()
+    paid = session.execute(
+        select(func.sum(UsageRecord.count)).where(
             UsageRecord.account_id == account_id,
             UsageRecord.outcome.in_(PAID_OUTCOMES),
             UsageRecord.created_at >= cycle.cycle_start(opened_at, renews_at),
             UsageRecord.created_at < renews_at,
         )
-    )
+    ).scalar_one()
+    return paid or 0
 
 
 def credit_entries(session: Session, account_id: int) -> list[LedgerEntry]:

@@ -9,7 +9,6 @@ import pytest
 from shared.accounts import service as accounts
 from shared.credits import cycle
 from shared.credits import service as credits
-from shared.credits.models import OUTCOME_FOUND, OUTCOME_NOT_FOUND
 
 OPENED = datetime(2025, 1, 31, 9, 30, tzinfo=timezone.utc)
 RENEWALS = [

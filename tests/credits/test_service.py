@@ -16,7 +16,6 @@ from shared.credits.models import (
     OUTCOME_CANCELLED,
     OUTCOME_FAILED,
     OUTCOME_FOUND,
-    CreditBalance,
     CreditHold,
     LedgerEntry,
 )
