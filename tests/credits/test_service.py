@@ -184,3 +184,34 @@ def test_a_cycle_boundary_clamps_to_the_end_of_the_month(month_day, expected):
     start = utcnow().replace(year=2025, month=month_day[0], day=month_day[1])
     moved = boundary(start, 1)
     assert (moved.month, moved.day) == expected
+
+
+def test_concurrent_ends_of_one_hold_end_each_unit_once(database):
+    account_id = new_account(database, monthly=4, topup=6)
+    held = hold_id(database, account_id, 10)
+    outcomes: list[bool] = []
+    lock = threading.Lock()
+
+    def end(refund: bool):
+        for _ in range(5):
+            with database.session() as session:
+                if refund:
+                    result = credits.refund(session, held, OUTCOME_FAILED)
+                else:
+                    result = credits.consume(session, held, OUTCOME_FOUND)
+            with lock:
+                outcomes.append(result)
+
+    threads = [threading.Thread(target=end, args=(n % 2 == 0,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert len(outcomes) == 40 and outcomes.count(True) == 10
+    with database.session() as session:
+        ended = session.get(CreditHold, held)
+        assert ended.consumed + ended.refunded == 10
+    view = balance(database, account_id)
+    # Whatever the interleaving, the refunds came back and the ledger explains the balance.
+    assert view.total == ended.refunded
+    assert ledger_totals(database, account_id) == (view.monthly, view.topup)
