@@ -32,6 +32,7 @@ from shared.credits.models import (
     OUTCOME_FOUND,
     OUTCOME_NOT_FOUND,
     OUTCOME_RATE_LIMITED,
+    PAID_OUTCOMES,
 )
 from shared.db.base import utcnow
 from shared.db.session import Database
@@ -390,7 +391,7 @@ def _end_held(session: Session, job: Job, outcome: str, count: int) -> None:
     """End `count` units of the job's hold; the items' status change made them end once."""
     if not count:
         return
-    if outcome in (OUTCOME_FOUND, OUTCOME_NOT_FOUND):
+    if outcome in PAID_OUTCOMES:
         credits.consume(session, job.hold_id, outcome, count)
     else:
         credits.refund(session, job.hold_id, outcome, count)
