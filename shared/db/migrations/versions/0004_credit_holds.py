@@ -30,6 +30,7 @@ depends_on = None
 # those defaults gave them.
 RESERVATION_TTL = timedelta(minutes=15)
 JOB_DEADLINE = timedelta(hours=24)
+USAGE_BATCH = 10_000
 
 accounts = sa.table('accounts', sa.column('id', sa.Integer), sa.column('created_at', UTCDateTime))
 balances = sa.table(
@@ -242,21 +243,25 @@ def _move_usage_out_of_the_ledger(connection) -> None:
     entries are named holds, and entries point at their hold.
     """
     rows = connection.execute(
-        sa.select(ledger).where(ledger.c.kind.in_(('consume', 'refund')))
-    ).all()
-    records = [
-        {
-            'account_id': row.account_id,
-            'day': row.created_at.date(),
-            'outcome': _outcome(row),
-            # A bulk job refunded many credits in one entry.
-            'count': 1 if row.kind == 'consume' else max(1, row.monthly_delta + row.topup_delta),
-            'created_at': row.created_at,
-        }
-        for row in rows
-    ]
-    if records:
-        connection.execute(usage.insert(), records)
+        sa.select(ledger).where(ledger.c.kind.in_(('consume', 'refund'))),
+        execution_options={'yield_per': USAGE_BATCH},
+    )
+    # In batches: a ledger holds a consume entry per bulk item ever classified.
+    for batch in rows.partitions():
+        connection.execute(
+            usage.insert(),
+            [
+                {
+                    'account_id': row.account_id,
+                    'day': row.created_at.date(),
+                    'outcome': _outcome(row),
+                    # A bulk job refunded many credits in one entry.
+                    'count': 1 if row.kind == 'consume' else max(1, row.monthly_delta + row.topup_delta),
+                    'created_at': row.created_at,
+                }
+                for row in batch
+            ],
+        )
     connection.execute(ledger.delete().where(ledger.c.kind == 'consume'))
     connection.execute(ledger.update().where(ledger.c.kind == 'reserve').values(kind='hold'))
     connection.execute(ledger.update().values(hold_id=ledger.c.reservation_id))
