@@ -34,7 +34,6 @@ def run_chunk(self, job_id: str, index: int, start: int, stop: int) -> None:
             self.app,
             Chunk(job_id, index, start, stop),
             claimer=self.request.id,
-            deadline_seconds=current.settings.job_deadline_seconds,
         )
     if retry_after is not None:
         raise self.retry(countdown=retry_after)

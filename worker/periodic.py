@@ -24,7 +24,7 @@ logger = logging.getLogger(__name__)
 
 
 def refund_stale_reservations(app: TaxonomistCelery, database: Database) -> int:
-    return sweep_reservations(app.settings, database)
+    return sweep_reservations(database)
 
 
 def revive_and_expire_jobs(app: TaxonomistCelery, database: Database) -> None:

@@ -10,7 +10,7 @@ CHART_WIDTH = 600
 CHART_HEIGHT = 160
 BAR_GAP = 2
 # Bottom to top; each name is also the CSS class that colours the segment.
-SEGMENT_KINDS = ("found", "not_found", "failed")
+SEGMENT_KINDS = ("found", "not_found", "failed", "rate_limited", "cancelled")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +43,7 @@ def _bar(day: DayUsage, x: float, slot: float, busiest: int) -> Bar:
             top -= height
             segments.append(Segment(kind, round(top, 2), round(height, 2)))
     label = (
-        f"{day.day.isoformat()}: {day.found} found, {day.not_found} not found, {day.failed} failed"
+        f"{day.day.isoformat()}: {day.found} found, {day.not_found} not found, {day.failed} failed, "
+        f"{day.rate_limited} rate-limited, {day.cancelled} cancelled"
     )
     return Bar(round(x + BAR_GAP / 2, 2), round(slot - BAR_GAP, 2), label, segments)

@@ -2,7 +2,7 @@
 
     CreditError
     ├── InsufficientCredits     monthly and top-up credits both exhausted (HTTP 403)
-    └── ReservationNotFound
+    └── HoldNotFound
 """
 
 
@@ -14,5 +14,5 @@ class InsufficientCredits(CreditError):
     pass
 
 
-class ReservationNotFound(CreditError):
+class HoldNotFound(CreditError):
     pass

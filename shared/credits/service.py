@@ -1,9 +1,15 @@
-"""Credits: reserve before work, then consume or refund, exactly once.
+"""Credits: hold before work, then end each held unit exactly once, consumed or refunded.
 
-Every change of a balance happens in one transaction with the ledger entry
-that explains it, after a write lock on the account's balance row, so that
-concurrent requests on any number of processes are counted one by one and a
-balance never goes below zero.
+A hold takes `count` credits from a balance, monthly ones first, for `count`
+pieces of work: a synchronous request holds 1, a bulk job one per item. Each
+unit then ends once through a compare-and-set on the hold's counters, so that
+`consumed + refunded` never exceeds the hold.
+
+Every change happens after a write lock on the account's balance row, in one
+transaction with the ledger entry of any money movement and the usage record
+of the outcome, so that concurrent work on any number of processes is counted
+one by one and a balance never goes below zero. Lock order: a job row (if
+any), then the balance, then a hold.
 """
 
 from __future__ import annotations
@@ -12,24 +18,22 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import select, update
+from sqlalchemy import case, select, update
 from sqlalchemy.orm import Session
 
-from shared.credits.errors import InsufficientCredits, ReservationNotFound
+from shared.credits import cycle, usage
+from shared.credits.errors import HoldNotFound, InsufficientCredits
 from shared.credits.models import (
-    ENTRY_CONSUME,
     ENTRY_GRANT,
+    ENTRY_HOLD,
     ENTRY_REFUND,
     ENTRY_RENEWAL,
-    ENTRY_RESERVE,
     ENTRY_TOPUP,
-    SOURCE_MONTHLY,
-    SOURCE_TOPUP,
-    STATUS_CONSUMED,
-    STATUS_REFUNDED,
-    STATUS_RESERVED,
+    OUTCOME_FAILED,
+    PAID_OUTCOMES,
+    REFUND_OUTCOMES,
     CreditBalance,
-    CreditReservation,
+    CreditHold,
     LedgerEntry,
 )
 from shared.db.base import utcnow
@@ -56,18 +60,6 @@ class BalanceView:
         }
 
 
-def add_months(moment: datetime, months: int) -> datetime:
-    """The same day and time `months` later, clamped to the month's last day."""
-    month_index = moment.month - 1 + months
-    year, month = moment.year + month_index // 12, month_index % 12 + 1
-    for day in range(moment.day, 27, -1):
-        try:
-            return moment.replace(year=year, month=month, day=day)
-        except ValueError:
-            continue
-    return moment.replace(year=year, month=month, day=min(moment.day, 28))
-
-
 def open_balance(
     session: Session, account_id: int, *, monthly_allowance: int, topup: int = 0
 ) -> None:
@@ -79,7 +71,8 @@ def open_balance(
             monthly=monthly_allowance,
             monthly_allowance=monthly_allowance,
             topup=topup,
-            renews_at=add_months(now, 1),
+            opened_at=now,
+            renews_at=cycle.boundary(now, 1),
         )
     )
     session.add(
@@ -117,9 +110,7 @@ def _renew_if_due(session: Session, balance: CreditBalance) -> None:
     now = utcnow()
     if balance.renews_at > now:
         return
-    renews_at = balance.renews_at
-    while renews_at <= now:
-        renews_at = add_months(renews_at, 1)
+    renews_at = cycle.next_renewal(balance.opened_at, now)
     session.add(
         LedgerEntry(
             account_id=balance.account_id,
@@ -132,28 +123,75 @@ def _renew_if_due(session: Session, balance: CreditBalance) -> None:
     balance.renews_at = renews_at
 
 
-def _take(balance: CreditBalance, count: int) -> tuple[int, int]:
-    """Take `count` credits, monthly ones first; all of them or none.
+def hold(
+    session: Session,
+    account_id: int,
+    count: int = 1,
+    *,
+    expires_in: timedelta | None = None,
+    note: str | None = None,
+) -> CreditHold:
+    """Take `count` credits, monthly ones first, all or none (InsufficientCredits).
 
-    Answers how many came from the monthly and from the top-up credits.
+    With `expires_in`, the units still open then are refunded by `expire_stale`
+    (work whose process died); without it the caller ends every unit itself.
     """
+    if count < 1:
+        raise ValueError("A hold is one credit or more.")
+    balance = _locked_balance(session, account_id)
     if balance.total < count:
         raise InsufficientCredits("Insufficient credits.")
     from_monthly = min(balance.monthly, count)
     balance.monthly -= from_monthly
     balance.topup -= count - from_monthly
-    return from_monthly, count - from_monthly
+    held = CreditHold(
+        id=str(uuid.uuid4()),
+        account_id=account_id,
+        monthly=from_monthly,
+        topup=count - from_monthly,
+        renews_at=balance.renews_at,
+        consumed=0,
+        refunded=0,
+        expires_at=utcnow() + expires_in if expires_in is not None else None,
+    )
+    session.add(held)
+    session.add(
+        LedgerEntry(
+            account_id=account_id,
+            kind=ENTRY_HOLD,
+            monthly_delta=-held.monthly,
+            topup_delta=-held.topup,
+            hold_id=held.id,
+            note=note,
+        )
+    )
+    session.flush()
+    return held
 
 
-def _give_back(
-    session: Session,
-    balance: CreditBalance,
-    monthly: int,
-    topup: int,
-    *,
-    reservation_id: str | None = None,
-    note: str | None = None,
-) -> None:
+def consume(session: Session, hold_id: str, outcome: str, count: int = 1) -> bool:
+    """Mark `count` units as done and paid; `outcome` is OUTCOME_FOUND or OUTCOME_NOT_FOUND.
+
+    False, and nothing changes, if fewer than `count` units of the hold are still open.
+    The balance does not move: the hold took the credits already.
+    """
+    if outcome not in PAID_OUTCOMES:
+        raise ValueError(f"not an outcome that is paid for: {outcome}")
+    return _end(session, hold_id, outcome, count, CreditHold.consumed) is not None
+
+
+def refund(session: Session, hold_id: str, outcome: str, count: int = 1) -> bool:
+    """Give `count` units back; `outcome` says why (failed, cancelled, rate limited).
+
+    False, and nothing changes, if fewer than `count` units of the hold are still open.
+    """
+    if outcome not in REFUND_OUTCOMES:
+        raise ValueError(f"not an outcome that is refunded: {outcome}")
+    ended = _end(session, hold_id, outcome, count, CreditHold.refunded)
+    if ended is None:
+        return False
+    held, balance = ended
+    monthly, topup = _refund_sources(held, balance, count)
     balance.monthly += monthly
     balance.topup += topup
     session.add(
@@ -162,86 +200,74 @@ def _give_back(
             kind=ENTRY_REFUND,
             monthly_delta=monthly,
             topup_delta=topup,
-            reservation_id=reservation_id,
-            note=note,
+            hold_id=hold_id,
+            note=f"{count} {outcome.replace('_', ' ')}",
         )
     )
-
-
-def reserve(session: Session, account_id: int, count: int = 1) -> list[str]:
-    """Hold `count` credits, monthly ones first; all of them or none."""
-    balance = _locked_balance(session, account_id)
-    from_monthly, from_topup = _take(balance, count)
-    sources = [SOURCE_MONTHLY] * from_monthly + [SOURCE_TOPUP] * from_topup
-    ids = []
-    for source in sources:
-        reservation = CreditReservation(
-            id=str(uuid.uuid4()),
-            account_id=account_id,
-            source=source,
-            status=STATUS_RESERVED,
-            renews_at=balance.renews_at,
-        )
-        session.add(reservation)
-        session.add(
-            LedgerEntry(
-                account_id=account_id,
-                kind=ENTRY_RESERVE,
-                monthly_delta=-1 if source == SOURCE_MONTHLY else 0,
-                topup_delta=-1 if source == SOURCE_TOPUP else 0,
-                reservation_id=reservation.id,
-            )
-        )
-        ids.append(reservation.id)
-    session.flush()
-    return ids
-
-
-def consume(session: Session, reservation_id: str, note: str | None = None) -> bool:
-    """Mark the work as done and paid. False if the reservation had ended already.
-
-    `note` says what the work gave (NOTE_FOUND or NOTE_NOT_FOUND), for usage reports.
-    """
-    return _settle(session, reservation_id, STATUS_CONSUMED, note)
-
-
-def refund(session: Session, reservation_id: str) -> bool:
-    """Give the credit back. False if the reservation had ended already."""
-    return _settle(session, reservation_id, STATUS_REFUNDED)
-
-
-def _settle(session: Session, reservation_id: str, status: str, note: str | None = None) -> bool:
-    account_id = session.scalar(
-        select(CreditReservation.account_id).where(CreditReservation.id == reservation_id)
-    )
-    if account_id is None:
-        raise ReservationNotFound(reservation_id)
-    balance = _locked_balance(session, account_id)
-    # The status check is the compare-and-set that makes settlement happen once.
-    ended = session.execute(
-        update(CreditReservation)
-        .where(CreditReservation.id == reservation_id, CreditReservation.status == STATUS_RESERVED)
-        .values(status=status, settled_at=utcnow())
-    ).rowcount  # type: ignore[attr-defined]  # an UPDATE's CursorResult
-    if not ended:
-        return False
-    reservation = session.get_one(CreditReservation, reservation_id, populate_existing=True)
-    if status == STATUS_CONSUMED:
-        session.add(
-            LedgerEntry(
-                account_id=account_id, kind=ENTRY_CONSUME, reservation_id=reservation_id, note=note
-            )
-        )
-        return True
-    monthly_delta, topup_delta = 0, 0
-    if reservation.source == SOURCE_TOPUP:
-        topup_delta = 1
-    elif reservation.renews_at == balance.renews_at:
-        monthly_delta = 1
-    # A monthly credit taken in a cycle that has since renewed is not given
-    # back: the renewal already restored the full allowance.
-    _give_back(session, balance, monthly_delta, topup_delta, reservation_id=reservation_id)
     return True
+
+
+def _end(
+    session: Session, hold_id: str, outcome: str, count: int, counter
+) -> tuple[CreditHold, CreditBalance] | None:
+    """Add `count` to the hold's `counter` if that many units are open, and record the outcome."""
+    if count < 1:
+        raise ValueError("A hold ends one unit or more at a time.")
+    account_id = session.scalar(select(CreditHold.account_id).where(CreditHold.id == hold_id))
+    if account_id is None:
+        raise HoldNotFound(hold_id)
+    balance = _locked_balance(session, account_id)
+    ended_units = CreditHold.consumed + CreditHold.refunded + count
+    size = CreditHold.monthly + CreditHold.topup
+    # The condition is the compare-and-set that ends each unit once; a hold
+    # with nothing left open leaves the index the stale sweep reads.
+    changed = session.execute(
+        update(CreditHold)
+        .where(CreditHold.id == hold_id, ended_units <= size)
+        .values(
+            {
+                counter: counter + count,
+                CreditHold.expires_at: case(
+                    (ended_units == size, None), else_=CreditHold.expires_at
+                ),
+            }
+        )
+    ).rowcount  # type: ignore[attr-defined]  # an UPDATE's CursorResult
+    if not changed:
+        return None
+    usage.record(session, account_id, outcome, count)
+    return session.get_one(CreditHold, hold_id, populate_existing=True), balance
+
+
+def _refund_sources(held: CreditHold, balance: CreditBalance, count: int) -> tuple[int, int]:
+    """How many of the `count` units just refunded go back as (monthly, top-up) credits.
+
+    Monthly credits are spent first, so top-up ones come back first. Monthly
+    ones come back only into the cycle they were taken from: a renewal since
+    has restored the full allowance already.
+    """
+    refunded_before = held.refunded - count
+    topup = min(held.topup, held.refunded) - min(held.topup, refunded_before)
+    monthly = count - topup if held.renews_at == balance.renews_at else 0
+    return monthly, topup
+
+
+def expire_stale(session: Session) -> int:
+    """Refund the open units of holds past their expiry (work that never reported back).
+
+    Answers how many holds it refunded.
+    """
+    stale = session.scalars(
+        select(CreditHold.id).where(CreditHold.expires_at < utcnow())
+    ).all()
+    return sum(_expire(session, hold_id) for hold_id in stale)
+
+
+def _expire(session: Session, hold_id: str) -> bool:
+    held = session.get_one(CreditHold, hold_id)
+    _locked_balance(session, held.account_id)
+    session.refresh(held)
+    return held.open_units > 0 and refund(session, hold_id, OUTCOME_FAILED, held.open_units)
 
 
 def top_up(session: Session, account_id: int, amount: int, note: str | None = None) -> None:
@@ -262,72 +288,3 @@ def show(session: Session, account_id: int) -> BalanceView:
         topup=balance.topup,
         renews_at=balance.renews_at,
     )
-
-
-def refund_stale(session: Session, older_than: timedelta) -> int:
-    """Refund reservations whose work never reported back (a crashed process)."""
-    cutoff = utcnow() - older_than
-    stale = session.scalars(
-        select(CreditReservation.id).where(
-            CreditReservation.status == STATUS_RESERVED, CreditReservation.created_at < cutoff
-        )
-    ).all()
-    return sum(refund(session, reservation_id) for reservation_id in stale)
-
-
-@dataclass(frozen=True, slots=True)
-class BulkHold:
-    """Credits held at once for many pieces of work (a bulk job), by source.
-
-    Unlike `reserve`, no row per credit: the caller keeps the hold and ends
-    each credit exactly once itself, through an idempotent status change of
-    the piece of work, in the same transaction as `consume_held` or
-    `refund_held`.
-    """
-
-    monthly: int
-    topup: int
-    renews_at: datetime
-
-
-def hold(session: Session, account_id: int, count: int, note: str) -> BulkHold:
-    """Hold `count` credits, monthly ones first, in one ledger entry; all or none."""
-    balance = _locked_balance(session, account_id)
-    from_monthly, from_topup = _take(balance, count)
-    session.add(
-        LedgerEntry(
-            account_id=account_id,
-            kind=ENTRY_RESERVE,
-            monthly_delta=-from_monthly,
-            topup_delta=-from_topup,
-            note=note,
-        )
-    )
-    return BulkHold(monthly=from_monthly, topup=from_topup, renews_at=balance.renews_at)
-
-
-def consume_held(session: Session, account_id: int, notes: list[str]) -> None:
-    """Record held credits as spent, one consume entry each (NOTE_FOUND / NOTE_NOT_FOUND).
-
-    The balance does not move: `hold` took the credits already.
-    """
-    session.add_all(
-        LedgerEntry(account_id=account_id, kind=ENTRY_CONSUME, note=note) for note in notes
-    )
-
-
-def refund_held(
-    session: Session, account_id: int, held: BulkHold, refunded_before: int, count: int, note: str
-) -> None:
-    """Give back `count` credits of a hold of which `refunded_before` came back already.
-
-    Monthly credits are spent before top-up ones, so the credits that come
-    back are the top-up ones first; monthly ones only into the cycle they were
-    taken from (as `refund` does).
-    """
-    if count <= 0:
-        return
-    balance = _locked_balance(session, account_id)
-    topup_delta = min(held.topup, refunded_before + count) - min(held.topup, refunded_before)
-    monthly_delta = count - topup_delta if held.renews_at == balance.renews_at else 0
-    _give_back(session, balance, monthly_delta, topup_delta, note=note)

@@ -22,7 +22,12 @@ from shared.ai.errors import AIRateLimited
 from shared.classification.models import ClassificationRequest, ClassificationResult
 from shared.classification.validation import parse_classification_request
 from shared.credits import service as credits
-from shared.credits.models import NOTE_FOUND, NOTE_NOT_FOUND
+from shared.credits.models import (
+    OUTCOME_FAILED,
+    OUTCOME_FOUND,
+    OUTCOME_NOT_FOUND,
+    OUTCOME_RATE_LIMITED,
+)
 from shared.db.session import Database
 from shared.flows.outcomes import Classified, Failed, Outcome, RateLimited, from_message
 from shared.flows.ports import Front
@@ -49,7 +54,9 @@ async def classify(
     if len(body) > front.settings.max_body_bytes:
         raise BodyTooLarge()
     request = parse_classification_request(body)
-    reservation_id = await to_thread.run_sync(_reserve, front.database, account_id)
+    reservation_id = await to_thread.run_sync(
+        _reserve, front.database, account_id, front.settings.reservation_ttl_seconds
+    )
     return await _dispatch(front, request, reservation_id, with_candidates)
 
 
@@ -80,7 +87,7 @@ async def _dispatch(
     except Exception:
         logger.exception("classification %s got no outcome; refunding", reservation_id)
         front.replies.forget(reply_key)
-        await to_thread.run_sync(_refund, front.database, reservation_id)
+        await to_thread.run_sync(_refund, front.database, reservation_id, OUTCOME_FAILED)
         return Failed()
 
 
@@ -95,11 +102,11 @@ def perform(
     try:
         result = classifier.classify(request)
     except AIRateLimited as exc:
-        _refund(database, reservation_id)
+        _refund(database, reservation_id, OUTCOME_RATE_LIMITED)
         return RateLimited(exc.retry_after or DEFAULT_RETRY_AFTER_SECONDS)
     except Exception:
         logger.exception("classification failed (reservation %s)", reservation_id)
-        _refund(database, reservation_id)
+        _refund(database, reservation_id, OUTCOME_FAILED)
         return Failed()
     _consume(database, reservation_id, found=result.category is not None)
     candidates = [
@@ -109,23 +116,23 @@ def perform(
     return Classified(result.to_response(), candidates if with_candidates else [])
 
 
-def refund_unsettled(database: Database, older_than: timedelta) -> int:
-    """Refund reservations nobody settled (a front or worker that crashed mid-request)."""
+def refund_unsettled(database: Database) -> int:
+    """Refund holds past their expiry that nobody settled (a front or worker that crashed mid-request)."""
     with database.session() as session:
-        return credits.refund_stale(session, older_than)
+        return credits.expire_stale(session)
 
 
-def _reserve(database: Database, account_id: int) -> str:
+def _reserve(database: Database, account_id: int, ttl_seconds: float) -> str:
+    """A hold of one credit, refunded by the sweep if nobody settles it within `ttl_seconds`."""
     with database.session() as session:
-        (reservation_id,) = credits.reserve(session, account_id)
-        return reservation_id
+        return credits.hold(session, account_id, expires_in=timedelta(seconds=ttl_seconds)).id
 
 
 def _consume(database: Database, reservation_id: str, found: bool) -> None:
     with database.session() as session:
-        credits.consume(session, reservation_id, NOTE_FOUND if found else NOTE_NOT_FOUND)
+        credits.consume(session, reservation_id, OUTCOME_FOUND if found else OUTCOME_NOT_FOUND)
 
 
-def _refund(database: Database, reservation_id: str) -> None:
+def _refund(database: Database, reservation_id: str, outcome: str) -> None:
     with database.session() as session:
-        credits.refund(session, reservation_id)
+        credits.refund(session, reservation_id, outcome)

@@ -35,7 +35,6 @@ def run_chunk(
     sender: TaskSender,
     chunk: Chunk,
     claimer: str,
-    deadline_seconds: int,
 ) -> float | None:
     """Run the chunk and send the job's next one; the seconds to wait when the upstream AI asked to.
 
@@ -49,7 +48,7 @@ def run_chunk(
         mine = {item.position for item in items}
         originals = {item.duplicate_of for item in items if item.duplicate_of is not None}
         answers = chunks.known_answers(session, chunk.job_id, originals - mine)
-        deadline = chunks.deadline_of(session, chunk.job_id, deadline_seconds)
+        deadline = chunks.deadline_of(session, chunk.job_id)
         assert deadline is not None  # the job whose items were just claimed exists
     ends, release, retry_after = _classify(classifier, items, answers, deadline)
     with database.session() as session:

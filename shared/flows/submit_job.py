@@ -39,6 +39,7 @@ def submit_job(
         idempotency_key=idempotency_key,
         chunk_size=settings.job_chunk_size,
         chunks_in_flight=settings.job_chunks_in_flight,
+        deadline_seconds=settings.job_deadline_seconds,
     )
     try:
         send_chunks(sender, chunks)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
-
 from shared.db.session import Database
 from shared.flows.classify import refund_unsettled
 from shared.flows.queue import TaskSender, send_chunks
@@ -22,9 +20,9 @@ def sweep_jobs(settings: Settings, database: Database, sender: TaskSender) -> No
         logger.info("job sweep: %d chunks sent again, %d expired jobs deleted", len(chunks), deleted)
 
 
-def sweep_reservations(settings: Settings, database: Database) -> int:
-    """Refund the synchronous credits reserved longer ago than their time to live."""
-    refunded = refund_unsettled(database, timedelta(seconds=settings.reservation_ttl_seconds))
+def sweep_reservations(database: Database) -> int:
+    """Refund the synchronous credits held past their time to live (set when they were held)."""
+    refunded = refund_unsettled(database)
     if refunded:
         logger.warning("refunded %d reservations that were never settled", refunded)
     return refunded

@@ -8,16 +8,24 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from shared.classification.messages import RATE_LIMITED
 from shared.classification.models import ClassificationRequest
+from shared.credits.models import (
+    OUTCOME_FAILED,
+    OUTCOME_FOUND,
+    OUTCOME_NOT_FOUND,
+    OUTCOME_RATE_LIMITED,
+)
 from shared.db.base import utcnow
 from shared.jobs import holds
 from shared.jobs.models import (
     ITEM_DONE,
+    ITEM_FAILED,
     ITEM_QUEUED,
     ITEM_RUNNING,
     JOB_CANCELLING,
@@ -49,6 +57,11 @@ class ItemEnd:
     @property
     def found(self) -> bool:
         return bool(self.body.get("categoryFound"))
+
+    @property
+    def rate_limited(self) -> bool:
+        """Failed because the upstream AI still refused at the job's deadline."""
+        return self.status == ITEM_FAILED and self.body.get("error") == RATE_LIMITED
 
 
 def claim_chunk(session: Session, chunk: Chunk, claimer: str) -> list[ClaimedItem]:
@@ -95,9 +108,9 @@ def known_answers(session: Session, job_id: str, positions: set[int]) -> dict[in
     return {row.position: json.loads(row.result) for row in rows}
 
 
-def deadline_of(session: Session, job_id: str, deadline_seconds: int) -> datetime | None:
-    created_at = session.scalar(select(Job.created_at).where(Job.id == job_id))
-    return created_at + timedelta(seconds=deadline_seconds) if created_at else None
+def deadline_of(session: Session, job_id: str) -> datetime | None:
+    """The deadline the job was submitted with."""
+    return session.scalar(select(Job.deadline_at).where(Job.id == job_id))
 
 
 def settle_chunk(
@@ -151,8 +164,15 @@ def _count_ends(session: Session, job: Job, ended: list[ItemEnd]) -> None:
     done = [end for end in ended if end.status == ITEM_DONE]
     failed = len(ended) - len(done)
     found = sum(end.found for end in done)
-    holds.consume(session, job, found, len(done) - found)
-    holds.refund(session, job, failed, "failed")
+    rate_limited = sum(end.rate_limited for end in ended)
+    # One update of the hold per outcome for the whole chunk, never one per item.
+    for outcome, count in (
+        (OUTCOME_FOUND, found),
+        (OUTCOME_NOT_FOUND, len(done) - found),
+        (OUTCOME_FAILED, failed - rate_limited),
+        (OUTCOME_RATE_LIMITED, rate_limited),
+    ):
+        holds.end(session, job, outcome, count)
     job.done += len(done)
     job.found += found
     job.not_found += len(done) - found

@@ -62,16 +62,16 @@ class Job(Base):
     not_found: Mapped[int] = mapped_column(Integer, default=0)
     failed: Mapped[int] = mapped_column(Integer, default=0)
     cancelled: Mapped[int] = mapped_column(Integer, default=0)
-    # The credits held at submission, by source: refunds go back where they came from.
-    hold_monthly: Mapped[int] = mapped_column(Integer)
-    hold_topup: Mapped[int] = mapped_column(Integer)
-    hold_renews_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    # The credits held at submission, one per item.
+    hold_id: Mapped[str] = mapped_column(ForeignKey("credit_holds.id"))
     chunk_size: Mapped[int] = mapped_column(Integer)
     # Chunks below this index have been sent to the queue at least once.
     next_chunk: Mapped[int] = mapped_column(Integer, default=0)
     # Names of the input's extra CSV columns / item fields, echoed in the results (JSON list).
     extra_columns: Mapped[str | None] = mapped_column(Text, default=None)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)
+    # Set at submission: items the upstream AI still refuses after it fail instead of waiting.
+    deadline_at: Mapped[datetime] = mapped_column(UTCDateTime)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None, index=True)
     # Last time any of its items moved: the sweep looks for jobs that stopped moving.

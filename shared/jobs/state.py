@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from shared.credits.models import OUTCOME_CANCELLED
 from shared.db.base import utcnow
 from shared.jobs import holds
 from shared.jobs.models import (
@@ -64,7 +65,7 @@ def cancel_queued(session: Session, job: Job) -> None:
         .where(JobItem.job_id == job.id, JobItem.status == ITEM_QUEUED)
         .values(status=ITEM_CANCELLED)
     ).rowcount  # type: ignore[attr-defined]  # an UPDATE's CursorResult
-    holds.refund(session, job, cancelled, "cancelled")
+    holds.end(session, job, OUTCOME_CANCELLED, cancelled)
     job.cancelled += cancelled
 
 

@@ -8,12 +8,14 @@ chunks of concurrent jobs alternate whatever their sizes.
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 from sqlalchemy import insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from shared.classification.models import ClassificationRequest
+from shared.db.base import utcnow
 from shared.db.session import Database
 from shared.jobs import holds
 from shared.jobs.models import ITEM_QUEUED, JOB_QUEUED, Job, JobItem, item_columns, new_job_id
@@ -32,6 +34,7 @@ def submit(
     idempotency_key: str | None,
     chunk_size: int,
     chunks_in_flight: int,
+    deadline_seconds: int,
 ) -> tuple[Job, list[Chunk]]:
     """Store the job, hold its credits, and name its first chunks to send.
 
@@ -46,7 +49,13 @@ def submit(
     try:
         with database.session() as session:
             return _create(
-                session, account_id, job_input, idempotency_key, chunk_size, chunks_in_flight
+                session,
+                account_id,
+                job_input,
+                idempotency_key,
+                chunk_size,
+                chunks_in_flight,
+                deadline_seconds,
             )
     except IntegrityError:
         # The same key submitted concurrently: the other request's job won.
@@ -70,8 +79,10 @@ def _create(
     idempotency_key: str | None,
     chunk_size: int,
     chunks_in_flight: int,
+    deadline_seconds: int,
 ) -> tuple[Job, list[Chunk]]:
     total = len(job_input.items)
+    now = utcnow()
     job = Job(
         id=new_job_id(),
         account_id=account_id,
@@ -85,6 +96,9 @@ def _create(
         cancelled=0,
         chunk_size=chunk_size,
         extra_columns=json.dumps(job_input.extra_columns) if job_input.extra_columns else None,
+        created_at=now,
+        # Stored: a later change of JOB_DEADLINE_SECONDS does not move old jobs' deadlines.
+        deadline_at=now + timedelta(seconds=deadline_seconds),
     )
     holds.hold(session, job)
     job.next_chunk = min(chunks_in_flight, job.chunk_count)

@@ -8,7 +8,7 @@ from datetime import timedelta
 from sqlalchemy import update
 
 from shared.credits import service as credits
-from shared.credits.models import CreditReservation
+from shared.credits.models import CreditHold
 from shared.db.base import utcnow
 from shared.db.session import Database
 from tests.conftest import balance_of, base_env, make_customer
@@ -35,11 +35,11 @@ def test_reservations_left_by_a_crash_are_refunded_when_a_front_starts(tmp_path,
     customer = make_customer(database_url, monthly=2)
     database = Database(database_url)
     with database.session() as session:
-        (orphan,) = credits.reserve(session, customer.account_id)
+        orphan = credits.hold(session, customer.account_id, expires_in=timedelta(minutes=15))
         session.execute(
-            update(CreditReservation)
-            .where(CreditReservation.id == orphan)
-            .values(created_at=utcnow() - timedelta(hours=1))
+            update(CreditHold)
+            .where(CreditHold.id == orphan.id)
+            .values(expires_at=utcnow() - timedelta(minutes=45))
         )
     database.dispose()
     assert balance_of(database_url, customer.account_id).total == 1

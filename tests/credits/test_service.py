@@ -1,4 +1,4 @@
-"""Credits on SQLite and PostgreSQL: reservations end once, balances never go negative."""
+"""Credits on SQLite and PostgreSQL: each held unit ends once, balances never go negative."""
 
 from __future__ import annotations
 
@@ -11,7 +11,14 @@ from sqlalchemy import func, select, update
 from shared.accounts import service as accounts
 from shared.credits import service as credits
 from shared.credits.errors import InsufficientCredits
-from shared.credits.models import CreditBalance, CreditReservation, LedgerEntry
+from shared.credits.cycle import boundary
+from shared.credits.models import (
+    OUTCOME_CANCELLED,
+    OUTCOME_FAILED,
+    OUTCOME_FOUND,
+    CreditHold,
+    LedgerEntry,
+)
 from shared.db.base import utcnow
 
 
@@ -38,94 +45,111 @@ def balance(database, account_id):
         return credits.show(session, account_id)
 
 
-def test_reserve_takes_monthly_before_top_up(database):
-    account_id = new_account(database, monthly=2, topup=5)
+def hold_id(database, account_id, count=1, **options) -> str:
     with database.session() as session:
-        credits.reserve(session, account_id, count=3)
+        return credits.hold(session, account_id, count, **options).id
+
+
+def test_a_hold_takes_monthly_before_top_up(database):
+    account_id = new_account(database, monthly=2, topup=5)
+    hold_id(database, account_id, 3)
     view = balance(database, account_id)
     assert (view.monthly, view.topup, view.total) == (0, 4, 4)
 
 
-def test_reserve_is_all_or_nothing(database):
+def test_a_hold_is_all_or_nothing(database):
     account_id = new_account(database, monthly=1, topup=1)
     with pytest.raises(InsufficientCredits), database.session() as session:
-        credits.reserve(session, account_id, count=3)
+        credits.hold(session, account_id, 3)
     assert balance(database, account_id).total == 2
 
 
-def test_a_reservation_ends_exactly_once(database):
+def test_a_hold_of_one_ends_exactly_once(database):
     account_id = new_account(database, topup=1)
+    held = hold_id(database, account_id)
     with database.session() as session:
-        (reservation,) = credits.reserve(session, account_id)
+        assert credits.refund(session, held, OUTCOME_FAILED) is True
     with database.session() as session:
-        assert credits.refund(session, reservation) is True
-    with database.session() as session:
-        assert credits.refund(session, reservation) is False
-        assert credits.consume(session, reservation) is False
+        assert credits.refund(session, held, OUTCOME_FAILED) is False
+        assert credits.consume(session, held, OUTCOME_FOUND) is False
     assert balance(database, account_id).topup == 1
 
 
-def test_refund_returns_the_credit_to_its_source(database):
+def test_a_hold_never_ends_more_units_than_it_took(database):
+    account_id = new_account(database, monthly=10)
+    held = hold_id(database, account_id, 5)
+    with database.session() as session:
+        assert credits.consume(session, held, OUTCOME_FOUND, 3) is True
+        assert credits.refund(session, held, OUTCOME_CANCELLED, 3) is False
+        assert credits.refund(session, held, OUTCOME_CANCELLED, 2) is True
+        assert credits.consume(session, held, OUTCOME_FOUND) is False
+        ended = session.get(CreditHold, held)
+        assert (ended.consumed, ended.refunded, ended.open_units) == (3, 2, 0)
+    assert balance(database, account_id).monthly == 7
+
+
+def test_refunds_give_top_up_credits_back_first(database):
     account_id = new_account(database, monthly=1, topup=1)
+    held = hold_id(database, account_id, 2)
     with database.session() as session:
-        monthly_credit, topup_credit = credits.reserve(session, account_id, count=2)
-    with database.session() as session:
-        credits.refund(session, topup_credit)
+        credits.refund(session, held, OUTCOME_FAILED)
     view = balance(database, account_id)
     assert (view.monthly, view.topup) == (0, 1)
     with database.session() as session:
-        credits.refund(session, monthly_credit)
+        credits.refund(session, held, OUTCOME_FAILED)
     view = balance(database, account_id)
     assert (view.monthly, view.topup) == (1, 1)
 
 
 def test_the_ledger_explains_every_balance(database):
     account_id = new_account(database, monthly=3, topup=2)
+    held = hold_id(database, account_id, 4)
     with database.session() as session:
-        ids = credits.reserve(session, account_id, count=4)
         credits.top_up(session, account_id, 10)
     with database.session() as session:
-        credits.consume(session, ids[0], "found")
-        credits.refund(session, ids[1])
-        credits.refund(session, ids[3])
+        credits.consume(session, held, OUTCOME_FOUND)
+        credits.refund(session, held, OUTCOME_FAILED, 2)
     view = balance(database, account_id)
     assert (view.monthly, view.topup) == (1, 12)
     assert ledger_totals(database, account_id) == (view.monthly, view.topup)
 
 
-def test_renewal_restores_the_allowance_and_keeps_top_up(database):
+def test_renewal_restores_the_allowance_and_keeps_top_up(database, monkeypatch):
     account_id = new_account(database, monthly=5, topup=1)
-    with database.session() as session:
-        (old_cycle_credit,) = credits.reserve(session, account_id)
-        session.execute(
-            update(CreditBalance)
-            .where(CreditBalance.account_id == account_id)
-            .values(renews_at=utcnow() - timedelta(days=1))
-        )
+    old_cycle_credit = hold_id(database, account_id)
+    a_cycle_later = utcnow() + timedelta(days=32)
+    monkeypatch.setattr(credits, "utcnow", lambda: a_cycle_later)
     view = balance(database, account_id)
     assert (view.monthly, view.topup) == (5, 1)
-    assert view.renews_at > utcnow() + timedelta(days=27)
+    assert view.renews_at > a_cycle_later + timedelta(days=27)
     with database.session() as session:
-        credits.refund(session, old_cycle_credit)
+        credits.refund(session, old_cycle_credit, OUTCOME_FAILED)
     # The last cycle's credit is not added on top of the renewed allowance.
     assert balance(database, account_id).monthly == 5
     assert ledger_totals(database, account_id) == (5, 1)
 
 
-def test_stale_reservations_are_refunded(database):
-    account_id = new_account(database, monthly=2)
+def test_holds_past_their_expiry_are_refunded(database):
+    account_id = new_account(database, monthly=3)
+    stale = hold_id(database, account_id, expires_in=timedelta(minutes=15))
+    fresh = hold_id(database, account_id, expires_in=timedelta(minutes=15))
+    owned = hold_id(database, account_id)
     with database.session() as session:
-        stale, fresh = credits.reserve(session, account_id, count=2)
         session.execute(
-            update(CreditReservation)
-            .where(CreditReservation.id == stale)
-            .values(created_at=utcnow() - timedelta(hours=1))
+            update(CreditHold)
+            .where(CreditHold.id == stale)
+            .values(expires_at=utcnow() - timedelta(minutes=45))
         )
     with database.session() as session:
-        assert credits.refund_stale(session, timedelta(minutes=15)) == 1
+        assert credits.expire_stale(session) == 1
+    with database.session() as session:
+        assert credits.expire_stale(session) == 0
+    # Only the stale hold came back: a hold without expiry (a job's) is its owner's to end.
     assert balance(database, account_id).monthly == 1
     with database.session() as session:
-        assert credits.consume(session, fresh) is True
+        assert credits.consume(session, fresh, OUTCOME_FOUND) is True
+        assert credits.refund(session, owned, OUTCOME_CANCELLED) is True
+        assert credits.refund(session, stale, OUTCOME_FAILED) is False
 
 
 def test_concurrent_reservations_never_overdraw(database):
@@ -137,7 +161,7 @@ def test_concurrent_reservations_never_overdraw(database):
         for _ in range(5):
             try:
                 with database.session() as session:
-                    credits.reserve(session, account_id)
+                    credits.hold(session, account_id)
                 result = True
             except InsufficientCredits:
                 result = False
@@ -156,7 +180,38 @@ def test_concurrent_reservations_never_overdraw(database):
 
 
 @pytest.mark.parametrize("month_day, expected", [((1, 31), (2, 28)), ((3, 31), (4, 30)), ((12, 15), (1, 15))])
-def test_add_months_clamps_to_the_end_of_the_month(month_day, expected):
+def test_a_cycle_boundary_clamps_to_the_end_of_the_month(month_day, expected):
     start = utcnow().replace(year=2025, month=month_day[0], day=month_day[1])
-    moved = credits.add_months(start, 1)
+    moved = boundary(start, 1)
     assert (moved.month, moved.day) == expected
+
+
+def test_concurrent_ends_of_one_hold_end_each_unit_once(database):
+    account_id = new_account(database, monthly=4, topup=6)
+    held = hold_id(database, account_id, 10)
+    outcomes: list[bool] = []
+    lock = threading.Lock()
+
+    def end(refund: bool):
+        for _ in range(5):
+            with database.session() as session:
+                if refund:
+                    result = credits.refund(session, held, OUTCOME_FAILED)
+                else:
+                    result = credits.consume(session, held, OUTCOME_FOUND)
+            with lock:
+                outcomes.append(result)
+
+    threads = [threading.Thread(target=end, args=(n % 2 == 0,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert len(outcomes) == 40 and outcomes.count(True) == 10
+    with database.session() as session:
+        ended = session.get(CreditHold, held)
+        assert ended.consumed + ended.refunded == 10
+    view = balance(database, account_id)
+    # Whatever the interleaving, the refunds came back and the ledger explains the balance.
+    assert view.total == ended.refunded
+    assert ledger_totals(database, account_id) == (view.monthly, view.topup)

@@ -1,4 +1,4 @@
-"""Usage read from the ledger, the chart drawn from it, and password hashing."""
+"""Usage by outcome, the chart drawn from it, and password hashing."""
 
 from __future__ import annotations
 
@@ -11,32 +11,39 @@ from shared.accounts import service as accounts
 from shared.accounts.passwords import hash_password, verify_password
 from shared.credits import service as credits
 from shared.credits import usage
-from shared.credits.models import NOTE_FOUND, NOTE_NOT_FOUND, LedgerEntry
+from shared.credits.models import (
+    OUTCOME_FAILED,
+    OUTCOME_FOUND,
+    OUTCOME_NOT_FOUND,
+    UsageRecord,
+)
+from shared.credits.cycle import boundary
 from shared.db.base import utcnow
 
 
-def spend(session, account_id: int, *notes: str | None) -> None:
-    """One classification per note: consumed with that note, or refunded for None."""
-    for note, reservation_id in zip(notes, credits.reserve(session, account_id, len(notes))):
-        if note is None:
-            credits.refund(session, reservation_id)
+def spend(session, account_id: int, *outcomes: str) -> None:
+    """One synchronous classification per outcome: consumed, or refunded if it failed."""
+    for outcome in outcomes:
+        held = credits.hold(session, account_id)
+        if outcome == OUTCOME_FAILED:
+            credits.refund(session, held.id, outcome)
         else:
-            credits.consume(session, reservation_id, note)
+            credits.consume(session, held.id, outcome)
 
 
 def test_daily_usage_counts_found_not_found_and_failed_per_day(database):
     with database.session() as session:
         account = accounts.create_account(session, "usage@example.test")
         credits.open_balance(session, account.id, monthly_allowance=10, topup=5)
-        spend(session, account.id, NOTE_FOUND, NOTE_FOUND, NOTE_NOT_FOUND, None)
+        spend(session, account.id, OUTCOME_FOUND, OUTCOME_FOUND, OUTCOME_NOT_FOUND, OUTCOME_FAILED)
         session.flush()
         # Move one found classification to three days ago, and another out of the window.
-        found = [e.id for e in session.query(LedgerEntry).filter_by(note=NOTE_FOUND)]
-        for entry_id, age in zip(found, (3, 40)):
+        found = [r.id for r in session.query(UsageRecord).filter_by(outcome=OUTCOME_FOUND)]
+        for record_id, age in zip(found, (3, 40)):
             session.execute(
-                update(LedgerEntry)
-                .where(LedgerEntry.id == entry_id)
-                .values(created_at=utcnow() - timedelta(days=age))
+                update(UsageRecord)
+                .where(UsageRecord.id == record_id)
+                .values(day=utcnow().date() - timedelta(days=age))
             )
         days = usage.daily_usage(session, account.id)
         kinds = [entry.kind for entry in usage.credit_entries(session, account.id)]
@@ -54,11 +61,11 @@ def test_cycle_usage_counts_what_was_paid_since_the_cycle_began(database):
     with database.session() as session:
         account = accounts.create_account(session, "cycle@example.test")
         credits.open_balance(session, account.id, monthly_allowance=10)
-        spend(session, account.id, NOTE_FOUND, NOTE_NOT_FOUND, None)
+        spend(session, account.id, OUTCOME_FOUND, OUTCOME_NOT_FOUND, OUTCOME_FAILED)
         balance = credits.show(session, account.id)
         assert usage.cycle_usage(session, account.id, balance.renews_at) == 2
         # A cycle that began after these classifications has used nothing yet.
-        later = credits.add_months(balance.renews_at, 1)
+        later = boundary(balance.renews_at, 1)
         assert usage.cycle_usage(session, account.id, later) == 0
 
 
@@ -89,5 +96,13 @@ def test_a_bulk_refund_counts_every_classification_it_gives_back(database):
         account = accounts.create_account(session, "bulk@example.test")
         credits.open_balance(session, account.id, monthly_allowance=10)
         held = credits.hold(session, account.id, 5, note="bulk job test")
-        credits.refund_held(session, account.id, held, 0, 3, note="bulk job test: 3 failed")
+        credits.refund(session, held.id, OUTCOME_FAILED, 3)
         assert usage.daily_usage(session, account.id)[-1].failed == 3
+
+
+def test_rate_limited_and_cancelled_classifications_have_their_own_segments():
+    day = usage.DayUsage(utcnow().date(), found=1, rate_limited=2, cancelled=1)
+    (bar,) = usage_bars([day])
+    assert [s.kind for s in bar.segments] == ["found", "rate_limited", "cancelled"]
+    assert sum(s.height for s in bar.segments) == CHART_HEIGHT
+    assert "0 failed, 2 rate-limited, 1 cancelled" in bar.label

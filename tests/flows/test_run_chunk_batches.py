@@ -58,6 +58,7 @@ def test_a_failing_item_fails_alone():
     ends, release, _ = _classify(classifier, CHUNK, {90: {}}, LATER)
     assert classifier.singles == ["a", "b", "c"]
     assert [end.status for end in ends] == [ITEM_DONE, ITEM_FAILED, ITEM_DONE, ITEM_DONE, ITEM_DONE]
+    assert not any(end.rate_limited for end in ends)
     assert release == []
 
 
@@ -72,3 +73,5 @@ def test_rate_limited_past_the_deadline_fails_the_unanswered_items():
     classifier = FakeClassifier(broken="b", error=AIRateLimited(retry_after=3.0))
     ends, release, _ = _classify(classifier, CHUNK, {90: {}}, utcnow() - timedelta(seconds=1))
     assert [end.status for end in ends] == [ITEM_FAILED] * 5 and release == []
+    # Counted as rate-limited in the usage, not as failed.
+    assert all(end.rate_limited for end in ends)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from shared.accounts import service as accounts
@@ -15,6 +17,7 @@ from shared.jobs.parsing import JobInput, ParsedItem
 from shared.jobs.state import chunk_of
 
 FOUND = {"success": True, "categoryFound": True, "categoryId": "1"}
+DEADLINE_SECONDS = 3600
 
 
 def job_input(count: int) -> JobInput:
@@ -36,7 +39,13 @@ def account_id(database) -> int:
 
 def submit(database, account_id, count=6):
     return submission.submit(
-        database, account_id, job_input(count), idempotency_key=None, chunk_size=3, chunks_in_flight=1
+        database,
+        account_id,
+        job_input(count),
+        idempotency_key=None,
+        chunk_size=3,
+        chunks_in_flight=1,
+        deadline_seconds=DEADLINE_SECONDS,
     )
 
 
@@ -89,3 +98,13 @@ def test_identical_requests_point_at_their_first_occurrence(database, account_id
         items = chunks.claim_chunk(session, later, "task-2")
         assert [item.duplicate_of for item in items] == [0, 1, 2]
         assert chunks.known_answers(session, job.id, {0, 1, 2}) == {0: FOUND, 1: FOUND, 2: FOUND}
+
+
+def test_a_job_keeps_the_deadline_it_was_submitted_with(database, account_id):
+    job, _ = submit(database, account_id)
+    with database.session() as session:
+        deadline = chunks.deadline_of(session, job.id)
+        assert deadline == actions.get(session, account_id, job.id).created_at + timedelta(
+            seconds=DEADLINE_SECONDS
+        )
+        assert chunks.deadline_of(session, "job_" + "0" * 32) is None

@@ -7,7 +7,7 @@ import signal
 
 from sqlalchemy import func, select
 
-from shared.credits.models import ENTRY_CONSUME, LedgerEntry
+from shared.credits.models import PAID_OUTCOMES, UsageRecord
 from shared.db.session import Database
 from tests.jobs.test_jobs_api import csv_body
 
@@ -35,8 +35,9 @@ def test_a_job_survives_a_worker_killed_mid_chunk(jobs_stack):
     try:
         with database.session() as session:
             consumed = session.scalar(
-                select(func.count()).where(
-                    LedgerEntry.account_id == customer.account_id, LedgerEntry.kind == ENTRY_CONSUME
+                select(func.sum(UsageRecord.count)).where(
+                    UsageRecord.account_id == customer.account_id,
+                    UsageRecord.outcome.in_(PAID_OUTCOMES),
                 )
             )
     finally:
