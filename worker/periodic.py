@@ -67,10 +67,13 @@ def _every(
     database: Database,
     stop: threading.Event,
 ) -> None:
-    while not stop.wait(interval):
+    # A first turn at start: a process restarted after a crash refunds what the crash left.
+    while True:
         # Anything may fail here (the database away): the timer must outlive
         # it, or nothing in this process is swept again.
         try:
             work(app, database)
         except Exception:
             logger.exception("periodic %s failed; trying again next interval", work.__name__)
+        if stop.wait(interval):
+            return
