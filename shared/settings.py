@@ -58,6 +58,14 @@ DEFAULT_TRUSTED_PROXIES = ""
 # Per client address, "per minute/per hour/per day" (docs/dashboard.md).
 DEFAULT_SIGNIN_LIMITS_PER_ADDRESS = "30/300/1000"
 DEFAULT_SIGNUP_LIMITS_PER_ADDRESS = "3/10/20"
+# Connection pools of each process (docs/throughput.md): when one is
+# exhausted a call waits for a free connection rather than failing.
+# Each request waiting for its worker holds one Redis connection (BLPOP).
+DEFAULT_REDIS_MAX_CONNECTIONS = 500
+DEFAULT_REDIS_POOL_TIMEOUT_SECONDS = 10.0
+DEFAULT_DATABASE_POOL_SIZE = 20
+DEFAULT_DATABASE_MAX_OVERFLOW = 20
+DEFAULT_DATABASE_POOL_TIMEOUT_SECONDS = 10.0
 
 AI_PROVIDERS = ("local", "openai")
 
@@ -118,6 +126,11 @@ class Settings:
     trusted_proxies: str = DEFAULT_TRUSTED_PROXIES
     signin_limits_per_address: tuple[int, int, int] = _limits(DEFAULT_SIGNIN_LIMITS_PER_ADDRESS)
     signup_limits_per_address: tuple[int, int, int] = _limits(DEFAULT_SIGNUP_LIMITS_PER_ADDRESS)
+    redis_max_connections: int = DEFAULT_REDIS_MAX_CONNECTIONS
+    redis_pool_timeout_seconds: float = DEFAULT_REDIS_POOL_TIMEOUT_SECONDS
+    database_pool_size: int = DEFAULT_DATABASE_POOL_SIZE
+    database_max_overflow: int = DEFAULT_DATABASE_MAX_OVERFLOW
+    database_pool_timeout_seconds: float = DEFAULT_DATABASE_POOL_TIMEOUT_SECONDS
 
     @property
     def embedded(self) -> bool:
@@ -223,6 +236,25 @@ class Settings:
                     "SIGNUP_LIMITS_PER_ADDRESS",
                     cast=_limits,
                     default=DEFAULT_SIGNUP_LIMITS_PER_ADDRESS,
+                ),
+                redis_max_connections=config(
+                    "REDIS_MAX_CONNECTIONS", cast=int, default=DEFAULT_REDIS_MAX_CONNECTIONS
+                ),
+                redis_pool_timeout_seconds=config(
+                    "REDIS_POOL_TIMEOUT_SECONDS",
+                    cast=float,
+                    default=DEFAULT_REDIS_POOL_TIMEOUT_SECONDS,
+                ),
+                database_pool_size=config(
+                    "DATABASE_POOL_SIZE", cast=int, default=DEFAULT_DATABASE_POOL_SIZE
+                ),
+                database_max_overflow=config(
+                    "DATABASE_MAX_OVERFLOW", cast=int, default=DEFAULT_DATABASE_MAX_OVERFLOW
+                ),
+                database_pool_timeout_seconds=config(
+                    "DATABASE_POOL_TIMEOUT_SECONDS",
+                    cast=float,
+                    default=DEFAULT_DATABASE_POOL_TIMEOUT_SECONDS,
                 ),
             )
         except ValueError as exc:

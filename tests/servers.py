@@ -16,6 +16,23 @@ STARTUP_TIMEOUT_SECONDS = 180
 REDIS_STARTUP_TIMEOUT_SECONDS = 10
 
 
+def session_pids(session_id: int) -> list[int]:
+    """The live processes of a session: a `Process` and everything it started."""
+    pids = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as stat:
+                # After the command name, which may hold spaces: the session is field 6.
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == session_id:
+            pids.append(int(entry.name))
+    return pids
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -57,10 +74,12 @@ class Process:
 class Service(Process):
     """`taxonomist serve` on a free port, ready when /healthz answers."""
 
-    def __init__(self, env: dict[str, str], log_path: Path) -> None:
+    def __init__(self, env: dict[str, str], log_path: Path, extra_args: list[str] = ()) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        super().__init__(["serve", "--host", "127.0.0.1", "--port", str(self.port)], env, log_path)
+        super().__init__(
+            ["serve", "--host", "127.0.0.1", "--port", str(self.port), *extra_args], env, log_path
+        )
         self.wait_healthy()
 
     def wait_healthy(self) -> None:
