@@ -4,33 +4,41 @@ close the connection cleanly so the client's next request gets an answer."""
 from __future__ import annotations
 
 import socket
+import time
 import uuid
 
 import httpx
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, make_url, text
 
 from api.errors import INTERNAL_ERROR
 from tests.conftest import delete_redis_keys, fresh_postgres_database, production_env
-from tests.servers import Service
+from tests.servers import Service, StallingProxy
 
 ENDPOINT = "/api/v1/products/categorize"
 PRODUCT = b'{"product": "Stainless steel chef knife"}'
 # Well formed, so that authentication asks the database.
 WELL_FORMED_KEY = "txn_" + "a" * 43
+POSTGRES_PORT = 5432
 
 
 @pytest.fixture
-def front(tmp_path, built_indexes):
-    """A front of its own over a database of its own, which the test may break."""
+def front(tmp_path):
+    """A front of its own over a database of its own, which the test may break,
+    reached through a proxy that the test may stall."""
     namespace = f"taxonomist-test-{uuid.uuid4().hex[:8]}"
     with fresh_postgres_database() as database_url:
-        service = Service(production_env(database_url, namespace), tmp_path / "front.log")
+        url = make_url(database_url)
+        proxy = StallingProxy(url.port or POSTGRES_PORT, url.host)
+        proxied_url = url.set(port=proxy.port).render_as_string(hide_password=False)
+        service = Service(production_env(proxied_url, namespace), tmp_path / "front.log")
         service.database_url = database_url
+        service.database_proxy = proxy
         try:
             yield service
         finally:
             service.stop()
+            proxy.close()
             delete_redis_keys(namespace)
 
 
@@ -65,6 +73,17 @@ def test_not_ready_on_a_schema_at_an_older_migration(front):
     run_sql(front.database_url, "UPDATE alembic_version SET version_num = '0001'")
     response = readiness(front)
     assert response.status_code == 503 and response.json()["checks"]["schema"] is False
+
+
+def test_not_ready_within_seconds_when_the_database_stalls(front):
+    front.database_proxy.stall()
+    started = time.monotonic()
+    response = readiness(front)
+    elapsed = time.monotonic() - started
+    front.database_proxy.resume()
+    assert response.status_code == 503 and response.json()["checks"]["database"] is False
+    assert elapsed < 5
+    assert readiness(front).status_code == 200
 
 
 def raw_request(port: int) -> bytes:
