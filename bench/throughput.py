@@ -184,7 +184,8 @@ def main() -> None:
                 profiler = None
                 if clients == args.profile:
                     profiler = subprocess.Popen(
-                        ["py-spy", "record", "--subprocesses", "--pid", str(front.popen.pid),
+                        [str(Path(sys.executable).with_name("py-spy")), "record", "--gil", "--nonblocking",
+                         "--subprocesses", "--pid", str(front.popen.pid),
                          "--format", "raw", "--output", f"front-profile-{clients}.txt",
                          "--duration", str(int(args.seconds))],
                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
