@@ -41,5 +41,5 @@ async def admit(request: Request) -> Caller | Response:
 def _authenticate(context: ApiContext, authorization: str | None) -> Account:
     with context.database.session() as session:
         account, key = accounts.authenticate(session, authorization)
-        accounts.touch_key(session, key.id)
+        accounts.touch_key(session, key)
         return account
