@@ -19,6 +19,7 @@ from api.routes.jobs import ROUTES as JOB_ROUTES
 from shared.classification.models import TAXONOMY_NAMES
 from shared.db.session import Database
 from shared.ratelimit.accounts import InProcessAccountLimiter, RedisAccountLimiter
+from shared.redis_pool import RedisPoolLimits
 from shared.settings import Settings
 from shared.taxonomy.files import load_taxonomy
 from worker.replies import InProcessReplies, RedisReplies, make_replies
@@ -35,15 +36,16 @@ def build_context(
     settings: Settings, tasks: Celery, replies: RedisReplies | InProcessReplies | None = None
 ) -> ApiContext:
     redis_url = settings.shared_redis_url
+    redis_pool = RedisPoolLimits.of(settings)
     return ApiContext(
         settings=settings,
-        database=Database(settings.database_url),
+        database=Database.of(settings),
         limiter=(
-            RedisAccountLimiter(redis_url, settings.redis_namespace)
+            RedisAccountLimiter(redis_url, settings.redis_namespace, redis_pool)
             if redis_url
             else InProcessAccountLimiter()
         ),
-        replies=replies or make_replies(redis_url),
+        replies=replies or make_replies(redis_url, redis_pool),
         taxonomy_versions=taxonomy_versions(settings),
         tasks=tasks,
     )

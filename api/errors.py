@@ -41,4 +41,6 @@ def rate_limited(wait_seconds: float) -> PlainTextResponse:
 
 
 def internal_error() -> PlainTextResponse:
-    return plain(500, INTERNAL_ERROR)
+    # After an unhandled error the server drops the connection: saying so
+    # keeps a client from sending its next request down a closed socket.
+    return plain(500, INTERNAL_ERROR, {"Connection": "close"})

@@ -8,12 +8,27 @@ from worker.replies import InProcessReplies
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
+DEFAULT_FRONT_PROCESSES = 1
+# uvicorn's own default: an idle keep-alive connection is closed after this long.
+DEFAULT_KEEP_ALIVE_SECONDS = 5
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("serve", help="run the service")
     parser.add_argument("--host", default=DEFAULT_HOST)
     parser.add_argument("--port", type=int, default=DEFAULT_PORT)
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=DEFAULT_FRONT_PROCESSES,
+        help="front processes sharing the port (production mode only)",
+    )
+    parser.add_argument(
+        "--timeout-keep-alive",
+        type=int,
+        default=DEFAULT_KEEP_ALIVE_SECONDS,
+        help="seconds an idle keep-alive connection stays open",
+    )
     parser.set_defaults(func=run)
 
 

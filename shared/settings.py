@@ -235,6 +235,27 @@ class Settings:
         "built search indexes, keyed by the files' content hash",
         shown_default="`$XDG_CACHE_HOME/taxonomist`, else `~/.cache/taxonomist`",
     )
+    # Connection pools of each process (docs/throughput.md): when one is
+    # exhausted a call waits for a free connection rather than failing.
+    # Each request waiting for its worker holds one Redis connection (BLPOP).
+    redis_max_connections: int = setting(
+        "REDIS_MAX_CONNECTIONS", 500, "Redis connections per process (a waiting request holds one)",
+        minimum=1,
+    )
+    redis_pool_timeout_seconds: float = setting(
+        "REDIS_POOL_TIMEOUT_SECONDS", 10.0,
+        "how long a call waits for a free Redis connection of its process", minimum=0,
+    )
+    database_pool_size: int = setting(
+        "DATABASE_POOL_SIZE", 20, "database connections kept open per process", minimum=1
+    )
+    database_max_overflow: int = setting(
+        "DATABASE_MAX_OVERFLOW", 20, "database connections opened beyond the pool at peaks", minimum=0
+    )
+    database_pool_timeout_seconds: float = setting(
+        "DATABASE_POOL_TIMEOUT_SECONDS", 10.0,
+        "how long a call waits for a free database connection of its process", minimum=0,
+    )
 
     @property
     def embedded(self) -> bool:

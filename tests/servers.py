@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -14,6 +15,23 @@ import httpx
 
 STARTUP_TIMEOUT_SECONDS = 180
 REDIS_STARTUP_TIMEOUT_SECONDS = 10
+
+
+def session_pids(session_id: int) -> list[int]:
+    """The live processes of a session: a `Process` and everything it started."""
+    pids = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as stat:
+                # After the command name, which may hold spaces: the session is field 6.
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == session_id:
+            pids.append(int(entry.name))
+    return pids
 
 
 def free_port() -> int:
@@ -57,10 +75,12 @@ class Process:
 class Service(Process):
     """`taxonomist serve` on a free port, ready when /healthz answers."""
 
-    def __init__(self, env: dict[str, str], log_path: Path) -> None:
+    def __init__(self, env: dict[str, str], log_path: Path, extra_args: list[str] = ()) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        super().__init__(["serve", "--host", "127.0.0.1", "--port", str(self.port)], env, log_path)
+        super().__init__(
+            ["serve", "--host", "127.0.0.1", "--port", str(self.port), *extra_args], env, log_path
+        )
         self.wait_healthy()
 
     def wait_healthy(self) -> None:
@@ -124,3 +144,51 @@ class RedisServer:
         if self.popen is not None and self.popen.poll() is None:
             self.popen.kill()
             self.popen.wait(timeout=10)
+
+
+class StallingProxy:
+    """A TCP proxy on loopback that can stall: it keeps its connections open and
+    accepts new ones, but forwards nothing until `resume()` (a database that
+    accepts connections and answers nothing)."""
+
+    def __init__(self, target_port: int, target_host: str = "127.0.0.1") -> None:
+        self.target = (target_host, target_port)
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.flowing = threading.Event()
+        self.flowing.set()
+        self.sockets: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def stall(self) -> None:
+        self.flowing.clear()
+
+    def resume(self) -> None:
+        self.flowing.set()
+
+    def close(self) -> None:
+        self.flowing.set()
+        self.listener.close()
+        for sock in self.sockets:
+            sock.close()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+                upstream = socket.create_connection(self.target)
+            except OSError:
+                return
+            self.sockets += [client, upstream]
+            for source, destination in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(source, destination), daemon=True).start()
+
+    def _pump(self, source: socket.socket, destination: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                self.flowing.wait()
+                destination.sendall(data)
+        except OSError:
+            pass
+        finally:
+            destination.close()

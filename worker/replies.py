@@ -11,9 +11,12 @@ import asyncio
 import json
 import threading
 import uuid
+from dataclasses import replace
 
 import redis
 import redis.asyncio as aioredis
+
+from shared.redis_pool import DEFAULT_REDIS_POOL, RedisPoolLimits
 
 REPLY_TTL_SECONDS = 120
 
@@ -23,8 +26,9 @@ def new_reply_key(namespace: str) -> str:
 
 
 class RedisReplies:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, pool: RedisPoolLimits = DEFAULT_REDIS_POOL) -> None:
         self._url = url
+        self._pool = pool
         self._sync: redis.Redis | None = None
         self._async: aioredis.Redis | None = None
 
@@ -41,10 +45,14 @@ class RedisReplies:
 
     async def wait(self, key: str, timeout: float) -> dict:
         if self._async is None:
-            # No socket timeout of its own (redis-py's default is 5 s): BLPOP
-            # holds the connection silent for as long as it waits.
-            self._async = aioredis.from_url(self._url, socket_timeout=None)
-        answer = await self._async.blpop([key], timeout=timeout)
+            # Each waiter holds a connection for as long as it waits: the
+            # waiters beyond the pool's size queue for one within their own
+            # deadline, and BLPOP needs no socket timeout of its own.
+            self._async = replace(self._pool, timeout_seconds=None).client(
+                self._url, socket_timeout=None
+            )
+        async with asyncio.timeout(timeout):
+            answer = await self._async.blpop([key], timeout=timeout)
         if answer is None:
             raise TimeoutError(key)
         return json.loads(answer[1])
@@ -96,5 +104,7 @@ def _resolve(future: asyncio.Future, payload: dict) -> None:
         future.set_result(payload)
 
 
-def make_replies(redis_url: str) -> RedisReplies | InProcessReplies:
-    return RedisReplies(redis_url) if redis_url else InProcessReplies()
+def make_replies(
+    redis_url: str, pool: RedisPoolLimits = DEFAULT_REDIS_POOL
+) -> RedisReplies | InProcessReplies:
+    return RedisReplies(redis_url, pool) if redis_url else InProcessReplies()

@@ -24,7 +24,7 @@ class WorkerRuntime:
     ) -> "WorkerRuntime":
         return cls(
             settings=settings,
-            database=Database(settings.database_url),
+            database=Database.of(settings),
             classifier=build_classifier(settings),
             replies=replies or make_replies(settings.shared_redis_url),
         )

@@ -2,27 +2,38 @@
 
 from __future__ import annotations
 
+import logging
+
 from celery import shared_task
 from celery.signals import worker_init, worker_process_init
 
 from shared.classification.models import ClassificationRequest
 from shared.flows.classify import perform
-from shared.flows.outcomes import to_message
+from shared.flows.outcomes import Failed, to_message
 from shared.flows.queue import CLASSIFY_TASK
 from worker import runtime
+
+logger = logging.getLogger(__name__)
 
 
 @shared_task(name=CLASSIFY_TASK)
 def classify(request: dict, reservation_id: str, reply_key: str, with_candidates: bool = False) -> None:
     # Arguments carry the product text: Flower is told to hide them (see docs).
     current = runtime.current()
-    outcome = perform(
-        current.classifier,
-        current.database,
-        ClassificationRequest.from_dict(request),
-        reservation_id,
-        with_candidates,
-    )
+    try:
+        outcome = perform(
+            current.classifier,
+            current.database,
+            ClassificationRequest.from_dict(request),
+            reservation_id,
+            with_candidates,
+        )
+    except Exception:
+        # The credit could not be settled (the database away): the client gets
+        # its 500 now rather than at its deadline, and the reservation, still
+        # open, is refunded by the stale sweep.
+        logger.exception("could not settle reservation %s; answering 500", reservation_id)
+        outcome = Failed()
     current.replies.publish(reply_key, to_message(outcome))
 
 

@@ -164,15 +164,18 @@ def authenticate(session: Session, authorization: str | None) -> tuple[Account, 
     return row[0], row[1]
 
 
-def touch_key(session: Session, key_id: int) -> None:
+def touch_key(session: Session, key: ApiKey) -> None:
     """Note that a key was used, at most once a minute: the dashboard shows no finer."""
     now = utcnow()
+    not_since = now - timedelta(seconds=LAST_USED_PRECISION_SECONDS)
+    # The key was just read: most requests skip the write and its round trip.
+    if key.last_used_at is not None and key.last_used_at >= not_since:
+        return
     session.execute(
         update(ApiKey)
         .where(
-            ApiKey.id == key_id,
-            (ApiKey.last_used_at.is_(None))
-            | (ApiKey.last_used_at < now - timedelta(seconds=LAST_USED_PRECISION_SECONDS)),
+            ApiKey.id == key.id,
+            (ApiKey.last_used_at.is_(None)) | (ApiKey.last_used_at < not_since),
         )
         .values(last_used_at=now)
     )

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_incrementing
@@ -25,6 +28,20 @@ def alembic_config(connection=None) -> Config:
 def upgrade(engine: Engine) -> None:
     with engine.begin() as connection:
         command.upgrade(alembic_config(connection), "head")
+
+
+@cache
+def head_revision() -> str:
+    """The revision this code's schema is at: the newest migration."""
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    assert head is not None  # the migrations ship with the code
+    return head
+
+
+def schema_is_current(engine: Engine) -> bool:
+    """The database's schema is at this code's revision (False: none, or another one)."""
+    with engine.connect() as connection:
+        return MigrationContext.configure(connection).get_current_revision() == head_revision()
 
 
 UPGRADE_ATTEMPTS = 3

@@ -3,15 +3,34 @@
 from __future__ import annotations
 
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Iterator
 
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from shared.settings import Settings
+
 SQLITE_BUSY_TIMEOUT_SECONDS = 30
-POOL_SIZE = 20
-POOL_MAX_OVERFLOW = 20
+
+
+@dataclass(frozen=True)
+class PoolLimits:
+    """PostgreSQL connections a process keeps, opens beyond them at most, and how
+    long a call waits for one when all are in use."""
+
+    size: int = Settings.database_pool_size
+    max_overflow: int = Settings.database_max_overflow
+    timeout_seconds: float = Settings.database_pool_timeout_seconds
+
+    @classmethod
+    def of(cls, settings: "Settings") -> "PoolLimits":
+        return cls(
+            settings.database_pool_size,
+            settings.database_max_overflow,
+            settings.database_pool_timeout_seconds,
+        )
 
 
 def _normalise_url(url: str) -> str:
@@ -22,14 +41,18 @@ def _normalise_url(url: str) -> str:
     return url
 
 
-def make_engine(url: str) -> Engine:
+def make_engine(url: str, pool: PoolLimits = PoolLimits()) -> Engine:
     url = _normalise_url(url)
     if url.startswith("sqlite"):
         engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS})
         event.listen(engine, "connect", _configure_sqlite)
         return engine
     return create_engine(
-        url, pool_size=POOL_SIZE, max_overflow=POOL_MAX_OVERFLOW, pool_pre_ping=True
+        url,
+        pool_size=pool.size,
+        max_overflow=pool.max_overflow,
+        pool_timeout=pool.timeout_seconds,
+        pool_pre_ping=True,
     )
 
 
@@ -45,10 +68,14 @@ def _configure_sqlite(dbapi_connection, _record) -> None:
 class Database:
     """One engine and its session factory, shared by a process."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, pool: PoolLimits = PoolLimits()) -> None:
         self.url = _normalise_url(url)
-        self.engine = make_engine(url)
+        self.engine = make_engine(url, pool)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+
+    @classmethod
+    def of(cls, settings: "Settings") -> "Database":
+        return cls(settings.database_url, PoolLimits.of(settings))
 
     @contextmanager
     def session(self) -> Iterator[Session]:

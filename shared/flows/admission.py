@@ -13,7 +13,7 @@ def authenticate(database: Database, authorization: str | None) -> Account:
     """The account whose API key the header carries (InvalidApiKey when none)."""
     with database.session() as session:
         account, key = accounts.authenticate(session, authorization)
-        accounts.touch_key(session, key.id)
+        accounts.touch_key(session, key)
         return account
 
 

@@ -14,9 +14,8 @@ import threading
 import time
 import uuid
 
-import redis.asyncio as aioredis
-
 from shared.accounts.service import RateLimits
+from shared.redis_pool import DEFAULT_REDIS_POOL, RedisPoolLimits
 
 MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
 
@@ -59,8 +58,10 @@ def retry_after_header(wait_seconds: float) -> str:
 
 
 class RedisAccountLimiter:
-    def __init__(self, url: str, namespace: str) -> None:
-        self._redis = aioredis.from_url(url)
+    def __init__(
+        self, url: str, namespace: str, pool: RedisPoolLimits = DEFAULT_REDIS_POOL
+    ) -> None:
+        self._redis = pool.client(url)
         self._key_prefix = f"{namespace}:ratelimit:"
         self._script = self._redis.register_script(_SLIDING_LOG)
 

@@ -215,5 +215,5 @@ def test_health_and_readiness(embedded):
         ready = client.get("/readyz")
     assert ready.status_code == 200
     body = ready.json()
-    assert body["checks"] == {"database": True, "broker": True, "taxonomies": True}
+    assert body["checks"] == {"database": True, "schema": True, "broker": True, "taxonomies": True}
     assert body["taxonomyVersions"] == {"Google": "2021-09-21", "Shopify": "2025-08-unstable"}

@@ -86,7 +86,7 @@ def test_a_worker_that_never_answers_means_500_and_a_refund(production: Stack, t
 
 def test_readiness_checks_database_and_broker(production: Stack):
     body = httpx.get(production.url + "/readyz").json()
-    assert body["checks"] == {"database": True, "broker": True, "taxonomies": True}
+    assert body["checks"] == {"database": True, "schema": True, "broker": True, "taxonomies": True}
 
 
 def test_rate_limited_requests_cost_nothing_under_concurrency(production: Stack):
