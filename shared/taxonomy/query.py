@@ -31,6 +31,19 @@ HEAD_PHRASE_END = re.compile(
 )
 
 
+# A quantity and its unit ("8GB", "256 GB", "5000 IU", "65-inch", "50 ft").
+QUANTITY = (
+    r"\d+(?:[.,]\d+)?[\s-]?"
+    r"(?:gb|tb|mb|ghz|mhz|hz|mah|wh|kw|w|v|mm|cm|in|inch|ft|oz|ml|l|kg|mg|g|lbs?|iu)\b"
+)
+# Quantities that end a head phrase ("Portable SSD 1TB", "Garden Hose 50 ft")
+# size the product; the noun is before them.
+TRAILING_QUANTITIES = re.compile(rf"(?:\s*{QUANTITY})+\s*$", re.IGNORECASE)
+# A word right after a quantity names a specification of the product ("8GB
+# RAM", "256GB SSD"), not the product itself.
+SPECIFICATION_AT_END = re.compile(rf"{QUANTITY}\s+[^\W\d_]+\s*$", re.IGNORECASE)
+
+
 def split_listing(product: str) -> tuple[str, str]:
     title, _, description = product.strip().partition("\n")
     return title, description
@@ -50,9 +63,14 @@ def head_term(product: str) -> str | None:
     """The last term of the title's head phrase: the head noun of an English title.
 
     "Croscill Everly Silver Euro Sham" is a sham, whatever its brand and colour
-    say; the words after "for" / "with" / " - " name what it goes with.
+    say; the words after "for" / "with" / " - " name what it goes with, and
+    sizes at its end ("50 ft") are not nouns. None when the phrase ends in a
+    specification ("MacBook Air 8GB RAM"): the product's noun is elsewhere.
     """
     head_phrase = HEAD_PHRASE_END.split(split_listing(product)[0], maxsplit=1)[0]
+    head_phrase = TRAILING_QUANTITIES.sub("", head_phrase)
+    if SPECIFICATION_AT_END.search(head_phrase):
+        return None
     head_terms = terms(head_phrase)
     return head_terms[-1] if head_terms else None
 

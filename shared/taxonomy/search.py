@@ -28,6 +28,7 @@ from typing import Callable, Sequence
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from shared.taxonomy.children import Children
 from shared.taxonomy.embeddings import StaticEmbedder
 from shared.taxonomy.exemplars import Exemplars
 from shared.taxonomy.files import GOOGLE, SHOPIFY
@@ -63,6 +64,16 @@ class FusionWeights:
     knowledge_head: float = 0.0
     product_head: float = 0.0
     exemplar: float = 0.0
+    # Negative: a category whose product words hold the title's head noun only
+    # as a qualifier ("glass" in Wine Glass Charms for a wine glass) sells
+    # something that goes with the product, not the product.
+    modifier_head: float = 0.0
+    # Taken from a parent for each point by which one of its children beats
+    # it: on the closest exemplar title (child_exemplar) and on knowledge BM25
+    # (child_knowledge). The parent's knowledge also describes its children's
+    # products, so it matches nearly as well as the child it should give way to.
+    child_exemplar: float = 0.0
+    child_knowledge: float = 0.0
 
 
 # Tuned on the dev set and checked on stores held out (docs/classification.md).
@@ -122,7 +133,9 @@ class CandidateIndex:
     knowledge: TermIndex
     knowledge_terms: TermIndex
     heads: TermIndex
+    modifiers: TermIndex
     exemplars: Exemplars
+    children: Children
     weights: FusionWeights
 
     def raw_scores_many(self, products: Sequence[str]) -> np.ndarray:
@@ -146,7 +159,7 @@ class CandidateIndex:
         sentences, signals = self.signals_many([products[row] for row in rows], weights)
         fused = self.fuse(signals, weights)
         if weights.exemplar:
-            self._add_exemplars(fused, sentences, weights.exemplar)
+            self._add_exemplars(fused, sentences, weights)
         scores[rows] = fused
         np.maximum(scores, 0.0, out=scores)
         return _Scored(scores, rows, sentences, signals)
@@ -203,11 +216,14 @@ class CandidateIndex:
             signals["path"] = self.paths.scores(query)
         if wanted("coverage"):
             signals["coverage"] = np.minimum(self.coverage.scores(present), 1.0)
-        if wanted("knowledge"):
-            signals["knowledge"] = self.knowledge.scores(query)
+        if wanted("knowledge") or wanted("child_knowledge"):
+            knowledge = self.knowledge.scores(query)
+            signals["knowledge"] = knowledge
+            if wanted("child_knowledge"):
+                signals["child_knowledge"] = -self.children.best_child_excess(knowledge)
         head = (
             head_term(product)
-            if wanted("head_noun") or wanted("knowledge_head") or wanted("product_head")
+            if any(map(wanted, ("head_noun", "knowledge_head", "product_head", "modifier_head")))
             else None
         )
         # The same bonus for every field holding the head noun: BM25 of one term
@@ -218,15 +234,35 @@ class CandidateIndex:
             signals["knowledge_head"] = _holds(self.knowledge_terms, head, len(self.ids))
         if wanted("product_head"):
             signals["product_head"] = _holds(self.heads, head, len(self.ids))
+        if wanted("modifier_head"):
+            signals["modifier_head"] = _holds(self.modifiers, head, len(self.ids))
         return signals
 
-    def _add_exemplars(self, fused: np.ndarray, sentences: np.ndarray, weight: float) -> None:
-        """Add the nearest-exemplar score to each row's shortlisted categories, in place."""
+    def _add_exemplars(
+        self, fused: np.ndarray, sentences: np.ndarray, weights: FusionWeights
+    ) -> None:
+        """Add the nearest-exemplar terms to each row's shortlisted categories, in place."""
         for row, query in zip(fused, sentences):
             shortlist = _top(row, EXEMPLAR_SHORTLIST)
-            row[shortlist] += weight * np.maximum(
-                self.exemplars.best_similarities(query, shortlist), 0.0
-            )
+            similarities = np.maximum(self.exemplars.best_similarities(query, shortlist), 0.0)
+            row[shortlist] += self.exemplar_terms(shortlist, similarities, weights)
+
+    def exemplar_terms(
+        self, shortlist: np.ndarray, similarities: np.ndarray, weights: FusionWeights
+    ) -> np.ndarray:
+        """What the nearest exemplars add to the shortlisted categories' scores.
+
+        The similarity to each one's closest exemplar, and minus, for a parent,
+        how much closer the closest exemplar of one of its shortlisted
+        children is.
+        """
+        added = weights.exemplar * similarities
+        if weights.child_exemplar:
+            everywhere = np.zeros(len(self.ids), dtype=np.float32)
+            everywhere[shortlist] = similarities
+            excess = self.children.best_child_excess(everywhere)[shortlist]
+            added -= weights.child_exemplar * excess
+        return added
 
     def candidates(
         self, product: str, *, limit: int = DEFAULT_LIMIT, leafs_only: bool = False
