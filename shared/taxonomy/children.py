@@ -17,6 +17,7 @@ class Children:
     order: np.ndarray  # the positions of every category with a parent, grouped by parent
     starts: np.ndarray  # where each parent's group begins in `order`
     parents: np.ndarray  # the parent (position) of each group
+    parent_rows: np.ndarray  # each category's parent's position, -1 for a top-level category
 
     @classmethod
     def build(cls, parent_rows: np.ndarray) -> "Children":
@@ -24,7 +25,7 @@ class Children:
         has_parent = np.flatnonzero(parent_rows >= 0)
         order = has_parent[np.argsort(parent_rows[has_parent], kind="stable")]
         parents, starts = np.unique(parent_rows[order], return_index=True)
-        return cls(order, starts, parents)
+        return cls(order, starts, parents, parent_rows)
 
     def best_child_excess(self, values: np.ndarray) -> np.ndarray:
         """For every category, how much its best child's value exceeds its own (0 if none does)."""
@@ -32,4 +33,11 @@ class Children:
         if len(self.order):
             best = np.maximum.reduceat(values[self.order], self.starts)
             excess[self.parents] = np.maximum(best - values[self.parents], 0.0)
+        return excess
+
+    def parent_excess(self, values: np.ndarray) -> np.ndarray:
+        """For every category, how much its parent's value exceeds its own (0 at the top level)."""
+        excess = np.zeros_like(values)
+        has_parent = self.parent_rows >= 0
+        excess[has_parent] = np.maximum(values[self.parent_rows[has_parent]] - values[has_parent], 0.0)
         return excess

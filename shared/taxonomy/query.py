@@ -15,6 +15,9 @@ from collections import Counter
 from shared.taxonomy.text import clean, terms
 
 TITLE_WEIGHT = 1.0
+# A title word that names a specification ("RAM" in "8GB RAM") says less
+# about what the product is than its other words.
+SPECIFICATION_WEIGHT = 0.3
 DESCRIPTION_WEIGHT = 0.3
 DESCRIPTION_MAX_TERMS = 100
 # Characters of description the sentence encoder reads after the title: 150
@@ -32,15 +35,14 @@ HEAD_PHRASE_END = re.compile(
 
 
 # A quantity and its unit ("8GB", "256 GB", "5000 IU", "65-inch", "50 ft").
-QUANTITY = (
-    r"\d+(?:[.,]\d+)?[\s-]?"
-    r"(?:gb|tb|mb|ghz|mhz|hz|mah|wh|kw|w|v|mm|cm|in|inch|ft|oz|ml|l|kg|mg|g|lbs?|iu)\b"
-)
+UNITS = r"gb|tb|mb|ghz|mhz|hz|mah|wh|kw|w|v|mm|cm|in|inch|ft|oz|ml|l|kg|mg|g|lbs?|iu"
+QUANTITY = rf"\d+(?:[.,]\d+)?[\s-]?(?:{UNITS})\b"
 # Quantities that end a head phrase ("Portable SSD 1TB", "Garden Hose 50 ft")
 # size the product; the noun is before them.
 TRAILING_QUANTITIES = re.compile(rf"(?:\s*{QUANTITY})+\s*$", re.IGNORECASE)
-# A word right after a quantity names a specification of the product ("8GB
-# RAM", "256GB SSD"), not the product itself.
+# A quantity's unit, and the word right after it, name a specification of the
+# product ("8GB RAM", "256GB SSD"), not the product itself.
+SPECIFICATION = re.compile(rf"\d+(?:[.,]\d+)?[\s-]?({UNITS})\b(?:\s+([^\W\d_]+))?", re.IGNORECASE)
 SPECIFICATION_AT_END = re.compile(rf"{QUANTITY}\s+[^\W\d_]+\s*$", re.IGNORECASE)
 
 
@@ -52,8 +54,15 @@ def split_listing(product: str) -> tuple[str, str]:
 def query_terms(product: str) -> dict[str, float]:
     title, description = split_listing(product)
     weights: Counter[str] = Counter()
+    specifications = Counter(
+        terms(" ".join(" ".join(words) for words in SPECIFICATION.findall(title)))
+    )
     for term in terms(title):
-        weights[term] += TITLE_WEIGHT
+        if specifications[term] > 0:
+            specifications[term] -= 1
+            weights[term] += SPECIFICATION_WEIGHT
+        else:
+            weights[term] += TITLE_WEIGHT
     for term in terms(description)[:DESCRIPTION_MAX_TERMS]:
         weights[term] += DESCRIPTION_WEIGHT
     return dict(weights)

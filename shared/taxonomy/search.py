@@ -68,12 +68,20 @@ class FusionWeights:
     # as a qualifier ("glass" in Wine Glass Charms for a wine glass) sells
     # something that goes with the product, not the product.
     modifier_head: float = 0.0
+    # The share of its name signals (NAME_SIGNALS) such a category loses: its
+    # name matches the title through the qualifier ("Wine Glass Charms" reads
+    # much like "wine glasses" to the sentence encoder).
+    modifier_name_discount: float = 0.0
     # Taken from a parent for each point by which one of its children beats
     # it: on the closest exemplar title (child_exemplar) and on knowledge BM25
     # (child_knowledge). The parent's knowledge also describes its children's
     # products, so it matches nearly as well as the child it should give way to.
     child_exemplar: float = 0.0
     child_knowledge: float = 0.0
+    # Given to a child for each point of name coverage its parent has over it:
+    # a title that names "Batteries" names what "General Purpose Batteries"
+    # are too, and the child's own words and exemplars then decide.
+    parent_coverage: float = 0.0
 
 
 # Tuned on the dev set and checked on stores held out (docs/classification.md).
@@ -114,6 +122,12 @@ EXEMPLAR_SHORTLIST = 200
 # The signals (besides the nearest exemplar) whose own favourite among the
 # candidates counts as support for it: see CandidateIndex._support.
 SUPPORT_SIGNALS = ("name", "sentence", "knowledge")
+# The signals that read the title's head noun.
+HEAD_SIGNALS = (
+    "head_noun", "knowledge_head", "product_head", "modifier_head", "modifier_name_discount"
+)
+# The signals that match a category's name (its own words, or its vectors).
+NAME_SIGNALS = ("name", "coverage", "sentence", "static_embedding")
 
 
 @dataclass(frozen=True)
@@ -170,9 +184,15 @@ class CandidateIndex:
         The nearest exemplars are added afterwards, on a shortlist (_add_exemplars).
         """
         prior = -weights.depth_penalty * self.depths
-        return prior[None, :] + sum(
+        fused = prior[None, :] + sum(
             getattr(weights, name) * matrix for name, matrix in signals.items()
         )
+        if weights.modifier_name_discount:
+            by_name = sum(
+                getattr(weights, name) * signals[name] for name in NAME_SIGNALS if name in signals
+            )
+            fused -= weights.modifier_name_discount * signals["modifier_head"] * by_name
+        return fused
 
     def signals_many(
         self, texts: Sequence[str], weights: FusionWeights | None = None
@@ -214,8 +234,11 @@ class CandidateIndex:
             signals["name"] = self.names.scores(query)
         if wanted("path"):
             signals["path"] = self.paths.scores(query)
-        if wanted("coverage"):
-            signals["coverage"] = np.minimum(self.coverage.scores(present), 1.0)
+        if wanted("coverage") or wanted("parent_coverage"):
+            coverage = np.minimum(self.coverage.scores(present), 1.0)
+            signals["coverage"] = coverage
+            if wanted("parent_coverage"):
+                signals["parent_coverage"] = self.children.parent_excess(coverage)
         if wanted("knowledge") or wanted("child_knowledge"):
             knowledge = self.knowledge.scores(query)
             signals["knowledge"] = knowledge
@@ -223,7 +246,7 @@ class CandidateIndex:
                 signals["child_knowledge"] = -self.children.best_child_excess(knowledge)
         head = (
             head_term(product)
-            if any(map(wanted, ("head_noun", "knowledge_head", "product_head", "modifier_head")))
+            if any(map(wanted, HEAD_SIGNALS))
             else None
         )
         # The same bonus for every field holding the head noun: BM25 of one term
@@ -234,7 +257,7 @@ class CandidateIndex:
             signals["knowledge_head"] = _holds(self.knowledge_terms, head, len(self.ids))
         if wanted("product_head"):
             signals["product_head"] = _holds(self.heads, head, len(self.ids))
-        if wanted("modifier_head"):
+        if wanted("modifier_head") or wanted("modifier_name_discount"):
             signals["modifier_head"] = _holds(self.modifiers, head, len(self.ids))
         return signals
 
