@@ -1,6 +1,6 @@
 import pytest
 
-from shared.taxonomy.query import head_term
+from shared.taxonomy.query import SPECIFICATION_WEIGHT, TITLE_WEIGHT, head_term, query_terms
 from shared.taxonomy.text import terms
 
 
@@ -39,3 +39,10 @@ def test_head_term_of_a_title_without_terms_is_none():
 def test_a_specification_after_a_quantity_is_no_head_term(product):
     # The laptop is no RAM: its noun is elsewhere in the title.
     assert head_term(product) is None
+
+
+def test_specification_words_weigh_less_than_the_product_words():
+    weights = query_terms("Apple MacBook Air 8GB RAM")
+    (ram,) = terms("RAM")
+    (macbook,) = terms("MacBook")
+    assert weights[ram] == SPECIFICATION_WEIGHT < weights[macbook] == TITLE_WEIGHT
