@@ -84,7 +84,7 @@ def main() -> None:
         for weights in variants:
             scores = index.fuse(signals, weights)
             for row in range(len(items)):
-                scores[row, pools[row]] += index.exemplar_terms(pools[row], exemplar[row], weights)
+                scores[row, pools[row]] += weights.exemplar * exemplar[row]
             ranks = (scores > scores[np.arange(len(items)), label_rows][:, None]).sum(axis=1)
             tops = scores.argmax(axis=1)
             changed = {

@@ -39,5 +39,6 @@ class Children:
         """For every category, how much its parent's value exceeds its own (0 at the top level)."""
         excess = np.zeros_like(values)
         has_parent = self.parent_rows >= 0
-        excess[has_parent] = np.maximum(values[self.parent_rows[has_parent]] - values[has_parent], 0.0)
+        parent_values = values[self.parent_rows[has_parent]]
+        excess[has_parent] = np.maximum(parent_values - values[has_parent], 0.0)
         return excess

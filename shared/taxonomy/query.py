@@ -37,13 +37,14 @@ HEAD_PHRASE_END = re.compile(
 # A quantity and its unit ("8GB", "256 GB", "5000 IU", "65-inch", "50 ft").
 UNITS = r"gb|tb|mb|ghz|mhz|hz|mah|wh|kw|w|v|mm|cm|in|inch|ft|oz|ml|l|kg|mg|g|lbs?|iu"
 QUANTITY = rf"\d+(?:[.,]\d+)?[\s-]?(?:{UNITS})\b"
-# Quantities that end a head phrase ("Portable SSD 1TB", "Garden Hose 50 ft")
-# size the product; the noun is before them.
-TRAILING_QUANTITIES = re.compile(rf"(?:\s*{QUANTITY})+\s*$", re.IGNORECASE)
 # A quantity's unit, and the word right after it, name a specification of the
 # product ("8GB RAM", "256GB SSD"), not the product itself.
 SPECIFICATION = re.compile(rf"\d+(?:[.,]\d+)?[\s-]?({UNITS})\b(?:\s+([^\W\d_]+))?", re.IGNORECASE)
-SPECIFICATION_AT_END = re.compile(rf"{QUANTITY}\s+[^\W\d_]+\s*$", re.IGNORECASE)
+# A head phrase ending in a quantity or a specification ("Portable SSD 1TB",
+# "MacBook Air 8GB RAM") does not end in the product's noun; the word before
+# it is often a modifier, and after a noun in other languages ("Bratpfanne
+# Edelstahl 28 cm").
+ENDS_IN_SPECIFICATION = re.compile(rf"{QUANTITY}(?:\s+[^\W\d_]+)?\s*$", re.IGNORECASE)
 
 
 def split_listing(product: str) -> tuple[str, str]:
@@ -72,13 +73,12 @@ def head_term(product: str) -> str | None:
     """The last term of the title's head phrase: the head noun of an English title.
 
     "Croscill Everly Silver Euro Sham" is a sham, whatever its brand and colour
-    say; the words after "for" / "with" / " - " name what it goes with, and
-    sizes at its end ("50 ft") are not nouns. None when the phrase ends in a
-    specification ("MacBook Air 8GB RAM"): the product's noun is elsewhere.
+    say; the words after "for" / "with" / " - " name what it goes with. None
+    when the phrase ends in a size or a specification ("Garden Hose 50 ft",
+    "MacBook Air 8GB RAM"): the product's noun is elsewhere.
     """
     head_phrase = HEAD_PHRASE_END.split(split_listing(product)[0], maxsplit=1)[0]
-    head_phrase = TRAILING_QUANTITIES.sub("", head_phrase)
-    if SPECIFICATION_AT_END.search(head_phrase):
+    if ENDS_IN_SPECIFICATION.search(head_phrase):
         return None
     head_terms = terms(head_phrase)
     return head_terms[-1] if head_terms else None

@@ -72,11 +72,10 @@ class FusionWeights:
     # name matches the title through the qualifier ("Wine Glass Charms" reads
     # much like "wine glasses" to the sentence encoder).
     modifier_name_discount: float = 0.0
-    # Taken from a parent for each point by which one of its children beats
-    # it: on the closest exemplar title (child_exemplar) and on knowledge BM25
-    # (child_knowledge). The parent's knowledge also describes its children's
-    # products, so it matches nearly as well as the child it should give way to.
-    child_exemplar: float = 0.0
+    # Taken from a parent for each point of knowledge BM25 by which one of
+    # its children beats it: the parent's knowledge also describes its
+    # children's products, so it matches nearly as well as the child it
+    # should give way to.
     child_knowledge: float = 0.0
     # Given to a child for each point of name coverage its parent has over it:
     # a title that names "Batteries" names what "General Purpose Batteries"
@@ -96,7 +95,13 @@ class FusionWeights:
 # of dev.jsonl and on folds of our own clean sets (bench/fusion_folds.py).
 TAXONOMY_WEIGHTS = {
     GOOGLE: FusionWeights(
-        head_noun=4.0, knowledge=1.25, knowledge_head=4.0, product_head=16.0, exemplar=30.0
+        head_noun=4.0,
+        knowledge=1.25,
+        knowledge_head=4.0,
+        product_head=16.0,
+        exemplar=30.0,
+        modifier_head=-8.0,
+        parent_coverage=15.0,
     ),
     SHOPIFY: FusionWeights(
         static_embedding=0.0,
@@ -107,6 +112,9 @@ TAXONOMY_WEIGHTS = {
         knowledge_head=4.0,
         product_head=16.0,
         exemplar=30.0,
+        modifier_name_discount=0.25,
+        child_knowledge=0.5,
+        parent_coverage=5.0,
     ),
 }
 # Raw scores map to [0, 1] as s / (s + SCORE_HALF_POINT), so a raw score of
@@ -173,7 +181,7 @@ class CandidateIndex:
         sentences, signals = self.signals_many([products[row] for row in rows], weights)
         fused = self.fuse(signals, weights)
         if weights.exemplar:
-            self._add_exemplars(fused, sentences, weights)
+            self._add_exemplars(fused, sentences, weights.exemplar)
         scores[rows] = fused
         np.maximum(scores, 0.0, out=scores)
         return _Scored(scores, rows, sentences, signals)
@@ -261,31 +269,13 @@ class CandidateIndex:
             signals["modifier_head"] = _holds(self.modifiers, head, len(self.ids))
         return signals
 
-    def _add_exemplars(
-        self, fused: np.ndarray, sentences: np.ndarray, weights: FusionWeights
-    ) -> None:
-        """Add the nearest-exemplar terms to each row's shortlisted categories, in place."""
+    def _add_exemplars(self, fused: np.ndarray, sentences: np.ndarray, weight: float) -> None:
+        """Add the nearest-exemplar score to each row's shortlisted categories, in place."""
         for row, query in zip(fused, sentences):
             shortlist = _top(row, EXEMPLAR_SHORTLIST)
-            similarities = np.maximum(self.exemplars.best_similarities(query, shortlist), 0.0)
-            row[shortlist] += self.exemplar_terms(shortlist, similarities, weights)
-
-    def exemplar_terms(
-        self, shortlist: np.ndarray, similarities: np.ndarray, weights: FusionWeights
-    ) -> np.ndarray:
-        """What the nearest exemplars add to the shortlisted categories' scores.
-
-        The similarity to each one's closest exemplar, and minus, for a parent,
-        how much closer the closest exemplar of one of its shortlisted
-        children is.
-        """
-        added = weights.exemplar * similarities
-        if weights.child_exemplar:
-            everywhere = np.zeros(len(self.ids), dtype=np.float32)
-            everywhere[shortlist] = similarities
-            excess = self.children.best_child_excess(everywhere)[shortlist]
-            added -= weights.child_exemplar * excess
-        return added
+            row[shortlist] += weight * np.maximum(
+                self.exemplars.best_similarities(query, shortlist), 0.0
+            )
 
     def candidates(
         self, product: str, *, limit: int = DEFAULT_LIMIT, leafs_only: bool = False
