@@ -110,7 +110,9 @@ def test_the_title_head_noun_beats_a_category_naming_more_of_its_words(
     index = load_index(taxonomy_dir, "Google", cache_dir, knowledge_dir(tmp_path, records))
     product = "Bicycle with helmet"
     assert index.candidates(product)[0].category.name == "Bicycles"
-    no_head = dataclasses.replace(index, weights=dataclasses.replace(index.weights, product_head=0))
+    # Without the head noun's bonus (Bicycles) and penalty (Helmets, which it only qualifies).
+    headless = dataclasses.replace(index.weights, product_head=0, modifier_head=0)
+    no_head = dataclasses.replace(index, weights=headless)
     assert no_head.candidates(product)[0].category.name == "Bicycle Helmets"
 
 
