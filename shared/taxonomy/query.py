@@ -36,15 +36,21 @@ HEAD_PHRASE_END = re.compile(
 
 # A quantity and its unit ("8GB", "256 GB", "5000 IU", "65-inch", "50 ft").
 UNITS = r"gb|tb|mb|ghz|mhz|hz|mah|wh|kw|w|v|mm|cm|in|inch|ft|oz|ml|l|kg|mg|g|lbs?|iu"
-QUANTITY = rf"\d+(?:[.,]\d+)?[\s-]?(?:{UNITS})\b"
-# A quantity's unit, and the word right after it, name a specification of the
-# product ("8GB RAM", "256GB SSD"), not the product itself.
-SPECIFICATION = re.compile(rf"\d+(?:[.,]\d+)?[\s-]?({UNITS})\b(?:\s+([^\W\d_]+))?", re.IGNORECASE)
-# A head phrase ending in a quantity or a specification ("Portable SSD 1TB",
-# "MacBook Air 8GB RAM") does not end in the product's noun; the word before
-# it is often a modifier, and after a noun in other languages ("Bratpfanne
-# Edelstahl 28 cm").
-ENDS_IN_SPECIFICATION = re.compile(rf"{QUANTITY}(?:\s+[^\W\d_]+)?\s*$", re.IGNORECASE)
+# Capacities and clock rates are said of a part: the word after one names a
+# specification of the product ("8GB RAM", "256GB SSD", "3.2GHz processor"),
+# where a size or weight goes before the product's own noun ("45mm smartwatch").
+CAPACITY_UNITS = r"gb|tb|mb|ghz|mhz"
+NUMBER = r"\d+(?:[.,]\d+)?[\s-]?"
+# A quantity's unit, and the word after a capacity, are specifications.
+SPECIFICATION = re.compile(
+    rf"{NUMBER}(?:({CAPACITY_UNITS})\b\s+([^\W\d_]+)|({UNITS})\b)", re.IGNORECASE
+)
+# A head phrase ending in a specification ("Portable SSD 1TB", "MacBook Air
+# 8GB RAM") does not end in the product's noun; the word before it is often
+# a modifier, or a noun's modifier in other languages ("Bratpfanne Edelstahl 28 cm").
+ENDS_IN_SPECIFICATION = re.compile(
+    rf"{NUMBER}(?:(?:{CAPACITY_UNITS})\b\s+[^\W\d_]+|(?:{UNITS})\b)\s*$", re.IGNORECASE
+)
 
 
 def split_listing(product: str) -> tuple[str, str]:
