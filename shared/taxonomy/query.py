@@ -41,10 +41,9 @@ UNITS = r"gb|tb|mb|ghz|mhz|hz|mah|wh|kw|w|v|mm|cm|in|inch|ft|oz|ml|l|kg|mg|g|lbs
 # where a size or weight goes before the product's own noun ("45mm smartwatch").
 CAPACITY_UNITS = r"gb|tb|mb|ghz|mhz"
 NUMBER = r"\d+(?:[.,]\d+)?[\s-]?"
-# A quantity's unit, and the word after a capacity, are specifications.
-SPECIFICATION = re.compile(
-    rf"{NUMBER}(?:({CAPACITY_UNITS})\b\s+([^\W\d_]+)|({UNITS})\b)", re.IGNORECASE
-)
+# The word after a capacity is a specification. Units themselves are not
+# discounted: knowledge titles hold them too ("1000 mg" tablets, a "28 cm" pan).
+SPECIFICATION = re.compile(rf"{NUMBER}(?:{CAPACITY_UNITS})\b\s+([^\W\d_]+)", re.IGNORECASE)
 # A head phrase ending in a specification ("Portable SSD 1TB", "MacBook Air
 # 8GB RAM") does not end in the product's noun; the word before it is often
 # a modifier, or a noun's modifier in other languages ("Bratpfanne Edelstahl 28 cm").
@@ -61,9 +60,7 @@ def split_listing(product: str) -> tuple[str, str]:
 def query_terms(product: str) -> dict[str, float]:
     title, description = split_listing(product)
     weights: Counter[str] = Counter()
-    specifications = Counter(
-        terms(" ".join(" ".join(words) for words in SPECIFICATION.findall(title)))
-    )
+    specifications = Counter(terms(" ".join(SPECIFICATION.findall(title))))
     for term in terms(title):
         if specifications[term] > 0:
             specifications[term] -= 1
