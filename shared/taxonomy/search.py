@@ -13,6 +13,10 @@ held-out folds, see docs/classification.md):
   titles and the words shoppers use: "iPhone" finds Mobile Phones), a bonus
   when the title's head noun heads one of its product words, and the
   similarity to its closest exemplar title;
+- a penalty when the title's head noun only qualifies the category's product
+  words (Wine Glass Charms for wine glasses: an accessory of the product);
+- between a parent and its children: the child inherits the parent's name
+  coverage, and a parent gives way to a child whose knowledge matches better;
 - minus a little per level of depth: merchants file products under general
   categories more often than the taxonomy's shape suggests, and a deep
   category must earn its place with a better match.
@@ -91,8 +95,9 @@ class FusionWeights:
 # disagree (its listings are more often not English), so it has none.
 # Translated query terms add to Shopify's recall and path-consistency on the
 # fold whose stores write Spanish, and change nothing on the others.
-# The knowledge weights (sixth round) were chosen on the store hold-out folds
-# of dev.jsonl and on folds of our own clean sets (bench/fusion_folds.py).
+# The knowledge weights (sixth round) and the qualifier and parent-child
+# weights (seventh round) were chosen on the store hold-out folds of dev.jsonl
+# and on folds of our own clean sets (bench/fusion_folds.py).
 TAXONOMY_WEIGHTS = {
     GOOGLE: FusionWeights(
         head_noun=4.0,
