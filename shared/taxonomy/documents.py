@@ -86,13 +86,25 @@ def heads_document(category: Category, knowledge: Knowledge | None) -> dict[str,
     "Mouse Pads" and the term "wireless mouse pad" give "pad", not "mouse":
     a title whose head noun is "mouse" is a mouse, not its pad.
     """
+    return {phrase[-1]: 1.0 for phrase in _product_phrases(category, knowledge)}
+
+
+def modifiers_document(category: Category, knowledge: Knowledge | None) -> dict[str, float]:
+    """The words that only qualify the names a category's products go by: never a phrase's head.
+
+    "Wine Glass Charms" gives "wine" and "glass": a title whose head noun is
+    "glass" is a glass, not the charm that hangs on it. A word that heads
+    another of the category's phrases ("wine glasses") is not listed.
+    """
+    phrases = _product_phrases(category, knowledge)
+    heads = {phrase[-1] for phrase in phrases}
+    return {word: 1.0 for phrase in phrases for word in phrase[:-1] if word not in heads}
+
+
+def _product_phrases(category: Category, knowledge: Knowledge | None) -> list[list[str]]:
+    """The terms of each part of the category's name and of each of its knowledge words."""
     phrases = [*NAME_PARTS.split(category.name), *(knowledge.terms if knowledge else [])]
-    heads = {}
-    for phrase in phrases:
-        words = terms(phrase)
-        if words:
-            heads[words[-1]] = 1.0
-    return heads
+    return [words for words in (terms(phrase) for phrase in phrases) if words]
 
 
 def _name_field(category: Category, aliases: list[str] | tuple) -> dict[str, float]:

@@ -15,6 +15,9 @@ from collections import defaultdict
 from shared.taxonomy.text import clean, terms
 
 TITLE_WEIGHT = 1.0
+# A title word that names a specification ("RAM" in "8GB RAM") says less
+# about what the product is than its other words.
+SPECIFICATION_WEIGHT = 0.3
 DESCRIPTION_WEIGHT = 0.3
 DESCRIPTION_MAX_TERMS = 100
 # Characters of description the sentence encoder reads after the title: 150
@@ -31,6 +34,24 @@ HEAD_PHRASE_END = re.compile(
 )
 
 
+# A quantity and its unit ("8GB", "256 GB", "5000 IU", "65-inch", "50 ft").
+UNITS = r"gb|tb|mb|ghz|mhz|hz|mah|wh|kw|w|v|mm|cm|in|inch|ft|oz|ml|l|kg|mg|g|lbs?|iu"
+# Capacities and clock rates are said of a part: the word after one names a
+# specification of the product ("8GB RAM", "256GB SSD", "3.2GHz processor"),
+# where a size or weight goes before the product's own noun ("45mm smartwatch").
+CAPACITY_UNITS = r"gb|tb|mb|ghz|mhz"
+NUMBER = r"\d+(?:[.,]\d+)?[\s-]?"
+# The word after a capacity is a specification. Units themselves are not
+# discounted: knowledge titles hold them too ("1000 mg" tablets, a "28 cm" pan).
+SPECIFICATION = re.compile(rf"{NUMBER}(?:{CAPACITY_UNITS})\b\s+([^\W\d_]+)", re.IGNORECASE)
+# A head phrase ending in a specification ("Portable SSD 1TB", "MacBook Air
+# 8GB RAM") does not end in the product's noun; the word before it is often
+# a modifier, or a noun's modifier in other languages ("Bratpfanne Edelstahl 28 cm").
+ENDS_IN_SPECIFICATION = re.compile(
+    rf"{NUMBER}(?:(?:{CAPACITY_UNITS})\b\s+[^\W\d_]+|(?:{UNITS})\b)\s*$", re.IGNORECASE
+)
+
+
 def split_listing(product: str) -> tuple[str, str]:
     title, _, description = product.strip().partition("\n")
     return title, description
@@ -39,8 +60,13 @@ def split_listing(product: str) -> tuple[str, str]:
 def query_terms(product: str) -> dict[str, float]:
     title, description = split_listing(product)
     weights: defaultdict[str, float] = defaultdict(float)
+    specifications = Counter(terms(" ".join(SPECIFICATION.findall(title))))
     for term in terms(title):
-        weights[term] += TITLE_WEIGHT
+        if specifications[term] > 0:
+            specifications[term] -= 1
+            weights[term] += SPECIFICATION_WEIGHT
+        else:
+            weights[term] += TITLE_WEIGHT
     for term in terms(description)[:DESCRIPTION_MAX_TERMS]:
         weights[term] += DESCRIPTION_WEIGHT
     return dict(weights)
@@ -50,9 +76,13 @@ def head_term(product: str) -> str | None:
     """The last term of the title's head phrase: the head noun of an English title.
 
     "Croscill Everly Silver Euro Sham" is a sham, whatever its brand and colour
-    say; the words after "for" / "with" / " - " name what it goes with.
+    say; the words after "for" / "with" / " - " name what it goes with. None
+    when the phrase ends in a size or a specification ("Garden Hose 50 ft",
+    "MacBook Air 8GB RAM"): the product's noun is elsewhere.
     """
     head_phrase = HEAD_PHRASE_END.split(split_listing(product)[0], maxsplit=1)[0]
+    if ENDS_IN_SPECIFICATION.search(head_phrase):
+        return None
     head_terms = terms(head_phrase)
     return head_terms[-1] if head_terms else None
 

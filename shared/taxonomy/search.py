@@ -13,6 +13,10 @@ held-out folds, see docs/classification.md):
   titles and the words shoppers use: "iPhone" finds Mobile Phones), a bonus
   when the title's head noun heads one of its product words, and the
   similarity to its closest exemplar title;
+- a penalty when the title's head noun only qualifies the category's product
+  words (Wine Glass Charms for wine glasses: an accessory of the product);
+- between a parent and its children: the child inherits the parent's name
+  coverage, and a parent gives way to a child whose knowledge matches better;
 - minus a little per level of depth: merchants file products under general
   categories more often than the taxonomy's shape suggests, and a deep
   category must earn its place with a better match.
@@ -28,6 +32,7 @@ from typing import Callable, Sequence
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from shared.taxonomy.children import Children
 from shared.taxonomy.embeddings import StaticEmbedder
 from shared.taxonomy.exemplars import Exemplars
 from shared.taxonomy.files import GOOGLE, SHOPIFY
@@ -63,6 +68,23 @@ class FusionWeights:
     knowledge_head: float = 0.0
     product_head: float = 0.0
     exemplar: float = 0.0
+    # Negative: a category whose product words hold the title's head noun only
+    # as a qualifier ("glass" in Wine Glass Charms for a wine glass) sells
+    # something that goes with the product, not the product.
+    modifier_head: float = 0.0
+    # The share of its name signals (NAME_SIGNALS) such a category loses: its
+    # name matches the title through the qualifier ("Wine Glass Charms" reads
+    # much like "wine glasses" to the sentence encoder).
+    modifier_name_discount: float = 0.0
+    # Taken from a parent for each point of knowledge BM25 by which one of
+    # its children beats it: the parent's knowledge also describes its
+    # children's products, so it matches nearly as well as the child it
+    # should give way to.
+    child_knowledge: float = 0.0
+    # Given to a child for each point of name coverage its parent has over it:
+    # a title that names "Batteries" names what "General Purpose Batteries"
+    # are too, and the child's own words and exemplars then decide.
+    parent_coverage: float = 0.0
 
 
 # Tuned on the dev set and checked on stores held out (docs/classification.md).
@@ -73,11 +95,18 @@ class FusionWeights:
 # disagree (its listings are more often not English), so it has none.
 # Translated query terms add to Shopify's recall and path-consistency on the
 # fold whose stores write Spanish, and change nothing on the others.
-# The knowledge weights (sixth round) were chosen on the store hold-out folds
-# of dev.jsonl and on folds of our own clean sets (bench/fusion_folds.py).
+# The knowledge weights (sixth round) and the qualifier and parent-child
+# weights (seventh round) were chosen on the store hold-out folds of dev.jsonl
+# and on folds of our own clean sets (bench/fusion_folds.py).
 TAXONOMY_WEIGHTS = {
     GOOGLE: FusionWeights(
-        head_noun=4.0, knowledge=1.25, knowledge_head=4.0, product_head=16.0, exemplar=30.0
+        head_noun=4.0,
+        knowledge=1.25,
+        knowledge_head=4.0,
+        product_head=16.0,
+        exemplar=30.0,
+        modifier_head=-8.0,
+        parent_coverage=15.0,
     ),
     SHOPIFY: FusionWeights(
         static_embedding=0.0,
@@ -88,6 +117,9 @@ TAXONOMY_WEIGHTS = {
         knowledge_head=4.0,
         product_head=16.0,
         exemplar=30.0,
+        modifier_name_discount=0.25,
+        child_knowledge=0.5,
+        parent_coverage=5.0,
     ),
 }
 # Raw scores map to [0, 1] as s / (s + SCORE_HALF_POINT), so a raw score of
@@ -103,6 +135,12 @@ EXEMPLAR_SHORTLIST = 200
 # The signals (besides the nearest exemplar) whose own favourite among the
 # candidates counts as support for it: see CandidateIndex._support.
 SUPPORT_SIGNALS = ("name", "sentence", "knowledge")
+# The signals that read the title's head noun.
+HEAD_SIGNALS = (
+    "head_noun", "knowledge_head", "product_head", "modifier_head", "modifier_name_discount"
+)
+# The signals that match a category's name (its own words, or its vectors).
+NAME_SIGNALS = ("name", "coverage", "sentence", "static_embedding")
 
 
 @dataclass(frozen=True)
@@ -122,7 +160,9 @@ class CandidateIndex:
     knowledge: TermIndex
     knowledge_terms: TermIndex
     heads: TermIndex
+    modifiers: TermIndex
     exemplars: Exemplars
+    children: Children
     weights: FusionWeights
 
     def raw_scores_many(self, products: Sequence[str]) -> np.ndarray:
@@ -157,9 +197,15 @@ class CandidateIndex:
         The nearest exemplars are added afterwards, on a shortlist (_add_exemplars).
         """
         prior = -weights.depth_penalty * self.depths
-        return prior[None, :] + sum(
+        fused = prior[None, :] + sum(
             getattr(weights, name) * matrix for name, matrix in signals.items()
         )
+        if weights.modifier_name_discount:
+            by_name = sum(
+                getattr(weights, name) * signals[name] for name in NAME_SIGNALS if name in signals
+            )
+            fused -= weights.modifier_name_discount * signals["modifier_head"] * by_name
+        return fused
 
     def signals_many(
         self, texts: Sequence[str], weights: FusionWeights | None = None
@@ -201,13 +247,19 @@ class CandidateIndex:
             signals["name"] = self.names.scores(query)
         if wanted("path"):
             signals["path"] = self.paths.scores(query)
-        if wanted("coverage"):
-            signals["coverage"] = np.minimum(self.coverage.scores(present), 1.0)
-        if wanted("knowledge"):
-            signals["knowledge"] = self.knowledge.scores(query)
+        if wanted("coverage") or wanted("parent_coverage"):
+            coverage = np.minimum(self.coverage.scores(present), 1.0)
+            signals["coverage"] = coverage
+            if wanted("parent_coverage"):
+                signals["parent_coverage"] = self.children.parent_excess(coverage)
+        if wanted("knowledge") or wanted("child_knowledge"):
+            knowledge = self.knowledge.scores(query)
+            signals["knowledge"] = knowledge
+            if wanted("child_knowledge"):
+                signals["child_knowledge"] = -self.children.best_child_excess(knowledge)
         head = (
             head_term(product)
-            if wanted("head_noun") or wanted("knowledge_head") or wanted("product_head")
+            if any(map(wanted, HEAD_SIGNALS))
             else None
         )
         # The same bonus for every field holding the head noun: BM25 of one term
@@ -218,6 +270,8 @@ class CandidateIndex:
             signals["knowledge_head"] = _holds(self.knowledge_terms, head, len(self.ids))
         if wanted("product_head"):
             signals["product_head"] = _holds(self.heads, head, len(self.ids))
+        if wanted("modifier_head") or wanted("modifier_name_discount"):
+            signals["modifier_head"] = _holds(self.modifiers, head, len(self.ids))
         return signals
 
     def _add_exemplars(self, fused: np.ndarray, sentences: np.ndarray, weight: float) -> None:

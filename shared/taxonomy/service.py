@@ -8,11 +8,13 @@ from pathlib import Path
 import numpy as np
 
 from shared.taxonomy import cache
+from shared.taxonomy.children import Children
 from shared.taxonomy.documents import (
     build_documents,
     knowledge_document,
     heads_document,
     knowledge_terms_document,
+    modifiers_document,
     shopify_names_by_language,
     shopify_to_google,
     source_files,
@@ -24,7 +26,7 @@ from shared.taxonomy.knowledge.store import DATA_DIR as KNOWLEDGE_DIR
 from shared.taxonomy.knowledge.store import Knowledge, load_knowledge
 from shared.taxonomy.lexical import TermIndex, bm25_index, coverage_index
 from shared.taxonomy.lowrank import LowRankVectors
-from shared.taxonomy.models import Taxonomy
+from shared.taxonomy.models import Category, Taxonomy
 from shared.taxonomy.search import TAXONOMY_WEIGHTS, CandidateIndex
 from shared.taxonomy.query import semantic_text
 from shared.taxonomy.sentences import DIMENSIONS as SENTENCE_DIMENSIONS
@@ -37,7 +39,7 @@ logger = logging.getLogger(__name__)
 # Dimensions the category sentence vectors keep (of 512), part of the cache key: see lowrank.py.
 SENTENCE_RANK = 256
 # Bump whenever what goes into the index changes, so old caches are ignored.
-INDEX_FORMAT = "8"
+INDEX_FORMAT = "9"
 # Exemplar titles embedded between two progress lines of a cold build.
 EXEMPLAR_PROGRESS_EVERY = 5000
 
@@ -79,6 +81,9 @@ def build_arrays(
         ).to_arrays("knowledge_terms_"),
         **bm25_index([heads_document(c, knowledge.get(c.id)) for c in categories]).to_arrays(
             "heads_"
+        ),
+        **bm25_index([modifiers_document(c, knowledge.get(c.id)) for c in categories]).to_arrays(
+            "modifiers_"
         ),
         **_exemplars(taxonomy, knowledge).to_arrays("exemplars_"),
         **bm25_index([doc.name for doc in documents]).to_arrays("names_"),
@@ -143,6 +148,12 @@ def _translations(taxonomy: Taxonomy, taxonomy_dir: Path) -> Translations:
     return Translations.build(english, shopify_names_by_language(taxonomy_dir))
 
 
+def _parent_rows(categories: list[Category]) -> np.ndarray:
+    """Each category's parent's position in `categories`, -1 for a top-level category."""
+    rows = {category.id: row for row, category in enumerate(categories)}
+    return np.array([rows.get(c.parent_id, -1) for c in categories], dtype=np.int64)
+
+
 def index_from_arrays(taxonomy: Taxonomy, arrays: dict[str, np.ndarray]) -> CandidateIndex:
     categories = list(taxonomy.categories.values())
     return CandidateIndex(
@@ -161,6 +172,8 @@ def index_from_arrays(taxonomy: Taxonomy, arrays: dict[str, np.ndarray]) -> Cand
         knowledge=TermIndex.from_arrays(arrays, "knowledge_"),
         knowledge_terms=TermIndex.from_arrays(arrays, "knowledge_terms_"),
         heads=TermIndex.from_arrays(arrays, "heads_"),
+        modifiers=TermIndex.from_arrays(arrays, "modifiers_"),
         exemplars=Exemplars.from_arrays(arrays, "exemplars_"),
+        children=Children.build(_parent_rows(categories)),
         weights=TAXONOMY_WEIGHTS[taxonomy.name],
     )

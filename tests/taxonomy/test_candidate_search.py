@@ -1,6 +1,9 @@
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import pytest
+
+from shared.taxonomy.search import FusionWeights
 
 PILLOW = "Velvet Throw Pillow 18x18\nA soft decorative pillow for the sofa, &quot;navy&quot; cover, SKU TP-1818"
 
@@ -97,3 +100,13 @@ def test_candidates_many_splits_long_inputs_into_batches(google_index, monkeypat
 def test_google_prefers_the_category_naming_the_title_head_noun(google_index):
     # A vase that goes with throw pillows is a vase.
     assert google_index.candidates("Ceramic Vase for Throw Pillows Decor")[0].category.name == "Vases"
+
+
+def test_a_category_the_head_noun_only_qualifies_loses_a_share_of_its_name_signals(google_index):
+    count = len(google_index.ids)
+    qualified = np.zeros((1, count), dtype=np.float32)
+    qualified[0, 1] = 1.0
+    signals = {"name": np.full((1, count), 10.0, dtype=np.float32), "modifier_head": qualified}
+    weights = FusionWeights(modifier_name_discount=0.25, depth_penalty=0.0)
+    fused = google_index.fuse(signals, weights)
+    assert fused[0, 1] == pytest.approx(7.5) and fused[0, 0] == pytest.approx(10.0)

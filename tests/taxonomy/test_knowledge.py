@@ -110,7 +110,9 @@ def test_the_title_head_noun_beats_a_category_naming_more_of_its_words(
     index = load_index(taxonomy_dir, "Google", cache_dir, knowledge_dir(tmp_path, records))
     product = "Bicycle with helmet"
     assert index.candidates(product)[0].category.name == "Bicycles"
-    no_head = dataclasses.replace(index, weights=dataclasses.replace(index.weights, product_head=0))
+    # Without the head noun's bonus (Bicycles) and penalty (Helmets, which it only qualifies).
+    headless = dataclasses.replace(index.weights, product_head=0, modifier_head=0)
+    no_head = dataclasses.replace(index, weights=headless)
     assert no_head.candidates(product)[0].category.name == "Bicycle Helmets"
 
 
@@ -134,3 +136,27 @@ def test_pack_folds_every_file_into_one_record_per_category(tmp_path):
     assert list(after) == ids[:2]  # the taxonomy's order
     assert after[ids[1]].titles == ["A b", "D"] and after[ids[1]].terms == ["x", "y"]
     assert set(after) == set(before)
+
+
+def test_a_category_only_qualified_by_the_title_head_noun_sells_its_accessory(
+    taxonomy_dir, cache_dir, tmp_path
+):
+    # The helmet's knowledge holds every word of the title, but "bicycle" only
+    # qualifies what it sells ("bicycle helmet"): the title's head noun says a bicycle.
+    helmet = {
+        "id": "24",
+        "titles": [
+            "Giro Register MIPS urban city bicycle helmet, matte black",
+            "Giro Register MIPS urban city bicycle helmet, matte white",
+        ],
+        "terms": [
+            *["bicycle helmet", "giro register", "mips", "urban", "city"],
+            *["matte black", "matte white"],
+        ],
+    }
+    index = load_index(taxonomy_dir, "Google", cache_dir, knowledge_dir(tmp_path, [helmet]))
+    product = "Giro Register MIPS Urban matte black city bicycle"
+    assert index.candidates(product)[0].category.name == "Bicycles"
+    unqualified = dataclasses.replace(index.weights, modifier_head=0)
+    no_modifier = dataclasses.replace(index, weights=unqualified)
+    assert no_modifier.candidates(product)[0].category.name == "Bicycle Helmets"

@@ -1,6 +1,6 @@
 import pytest
 
-from shared.taxonomy.query import head_term
+from shared.taxonomy.query import SPECIFICATION_WEIGHT, TITLE_WEIGHT, head_term, query_terms
 from shared.taxonomy.text import terms
 
 
@@ -16,6 +16,7 @@ from shared.taxonomy.text import terms
         ("Dog Bed for Large Dogs", "bed"),
         ("Anime Flame Sword T-Shirt — Epic Fire Warrior Graphic Tee", "shirt"),
         ("Mega Gengar ex card: Phantasmal Flames", "card"),
+        ("Crucial 16GB DDR4 RAM", "ram"),
     ],
 )
 def test_head_term_is_the_last_term_before_the_title_goes_on(product, head):
@@ -28,3 +29,24 @@ def test_head_term_reads_the_title_only():
 
 def test_head_term_of_a_title_without_terms_is_none():
     assert head_term("12345 - 67\nCeramic mug") is None
+
+
+@pytest.mark.parametrize(
+    "product",
+    [
+        "Apple MacBook Air 13-inch M2 8GB RAM",
+        "Lenovo IdeaPad 15.6in 512 GB SSD",
+        "Samsung T7 Portable SSD 1TB",
+        "Bratpfanne Edelstahl 28 cm",
+    ],
+)
+def test_a_title_ending_in_a_size_or_specification_has_no_head_term(product):
+    # The laptop is no RAM, the pan no steel ("Edelstahl"): the noun is elsewhere.
+    assert head_term(product) is None
+
+
+def test_specification_words_weigh_less_than_the_product_words():
+    weights = query_terms("Apple MacBook Air 8GB RAM")
+    (ram,) = terms("RAM")
+    (macbook,) = terms("MacBook")
+    assert weights[ram] == SPECIFICATION_WEIGHT < weights[macbook] == TITLE_WEIGHT

@@ -1,0 +1,23 @@
+from shared.taxonomy.documents import heads_document, modifiers_document
+from shared.taxonomy.knowledge.store import Knowledge
+from shared.taxonomy.models import Category
+from shared.taxonomy.text import terms
+
+CHARMS = Category("1", "Wine Glass Charms", "Barware > Wine Glass Charms", None, 1, True)
+
+
+def stems(text: str) -> set[str]:
+    return set(terms(text))
+
+
+def test_the_words_qualifying_a_category_s_products_are_its_modifiers():
+    knowledge = Knowledge(terms=["drink markers", "stemware charms"])
+    assert set(modifiers_document(CHARMS, knowledge)) == stems("wine glass drink stemware")
+    assert set(heads_document(CHARMS, knowledge)) == stems("charms markers")
+
+
+def test_a_word_heading_another_phrase_of_the_category_is_no_modifier():
+    # Its knowledge also says "wine glass": a glass is sold there too.
+    knowledge = Knowledge(terms=["wine glass"])
+    assert stems("glass") <= set(heads_document(CHARMS, knowledge))
+    assert set(modifiers_document(CHARMS, knowledge)) == stems("wine")
