@@ -60,26 +60,12 @@ class Translations:
         )
 
     def english_terms(self, query: Mapping[str, float], weight: float) -> dict[str, float]:
-        """English terms for a query's foreign ones, at `weight` x the foreign term's
-        weight x the share of the query the table reads (`foreign_share`).
-
-        A word is translated in the sense the category names use it, which is
-        right when the listing is written in that language and a false friend
-        when one stray word of another language only looks like it.
-        """
-        share = self.foreign_share(query)
+        """English terms for a query's foreign ones, at `weight` x the foreign term's weight."""
         translated: Counter[str] = Counter()
         for term, term_weight in query.items():
             for word in self.table.get(term, ()):
-                translated[word] += weight * share * term_weight
+                translated[word] += weight * term_weight
         return dict(translated)
-
-    def foreign_share(self, query: Mapping[str, float]) -> float:
-        """The weight share of the query's terms that are foreign words of the table."""
-        total = sum(query.values())
-        if not total:
-            return 0.0
-        return sum(w for term, w in query.items() if term in self.table) / total
 
     def to_arrays(self, prefix: str) -> dict[str, np.ndarray]:
         rows = [(foreign, word) for foreign, words in self.table.items() for word in words]

@@ -1,5 +1,3 @@
-import pytest
-
 from shared.taxonomy.text import terms
 from shared.taxonomy.translation import Translations
 
@@ -29,24 +27,10 @@ def test_words_seen_once_are_not_translated():
 
 def test_english_terms_weigh_the_foreign_terms_weight():
     translations = Translations({"cama": ("bed",), "gato": ("cat",)})
-    assert translations.english_terms({"cama": 1.0, "gato": 0.3}, 0.5) == {
+    assert translations.english_terms({"cama": 1.0, "gato": 0.3, "azul": 1.0}, 0.5) == {
         "bed": 0.5,
         "cat": 0.15,
     }
-
-
-def test_a_stray_foreign_word_translates_weakly_and_a_foreign_title_fully():
-    translations = Translations({"vivo": ("live",), "cama": ("bed",), "perro": ("dog",)})
-    # One word of five the table reads: a fifth of the weight.
-    stray = {"vivo": 1.0, "usb": 1.0, "laptop": 1.0, "charger": 1.0, "watt": 1.0}
-    assert translations.foreign_share(stray) == pytest.approx(0.2)
-    assert translations.english_terms(stray, 1.0) == pytest.approx({"live": 0.2})
-    foreign = {"cama": 1.0, "perro": 1.0}
-    assert translations.english_terms(foreign, 1.0) == {"bed": 1.0, "dog": 1.0}
-
-
-def test_nothing_to_translate_in_an_empty_query():
-    assert Translations({"cama": ("bed",)}).english_terms({}, 1.0) == {}
 
 
 def test_table_survives_the_cache_arrays():
