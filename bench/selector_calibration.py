@@ -15,8 +15,7 @@ threshold, the held-out coverage and exact precision of each fold and
 pooled, the threshold chosen (the lowest at which every taxonomy's pooled
 held-out precision on the everyday set reaches TARGET_PRECISION), and the
 coefficients fitted on every --train item, to be copied into
-shared/ai/local.py. The current selector's own decisions ("decided" in the
-details) print first, as the baseline.
+shared/ai/local.py.
 """
 
 from __future__ import annotations
@@ -64,10 +63,6 @@ def main() -> None:
     groups = defaultdict(list)
     for position, row in enumerate(rows):
         groups[(row["set"], row["taxonomy"])].append(position)
-    print("baseline (the selector that wrote the details): answered, exact among them")
-    for (name, taxonomy), positions in sorted(groups.items()):
-        decided = [p for p in positions if rows[p]["decided"]]
-        print(f"  {name} {taxonomy}: {_figures(decided, positions, rows, 'decided_exact')}")
     chosen = None
     for threshold in THRESHOLDS:
         print(f"\nthreshold {threshold:.2f}: answered, exact among them (folds ... | pooled)")
@@ -138,8 +133,6 @@ def read_rows(paths: list[Path], sources: dict[tuple[str, str], str]) -> list[di
                     "product": item["product"],
                     "evidence": evidence(candidates),
                     "exact": answer(candidates).category.id == label,
-                    "decided": item["decided"],
-                    "decided_exact": item["correct"],
                 }
             )
     return rows
@@ -168,10 +161,10 @@ def _kept(positions: list[int], scores: np.ndarray, threshold: float) -> list[in
     return [p for p in positions if scores[p] >= threshold]
 
 
-def _figures(kept: list[int], positions: list[int], rows: list[dict], key: str = "exact") -> str:
+def _figures(kept: list[int], positions: list[int], rows: list[dict]) -> str:
     if not positions:
         return "-"
-    precision = np.mean([rows[p][key] for p in kept]) if kept else float("nan")
+    precision = np.mean([rows[p]["exact"] for p in kept]) if kept else float("nan")
     return f"{len(kept) / len(positions):.2f} {precision:.3f}"
 
 
