@@ -90,17 +90,17 @@ def answer(candidates: Sequence[Candidate]) -> Candidate:
 
 def evidence(candidates: Sequence[Candidate]) -> dict[str, float]:
     """What the confidence is computed from, each in [0, 1]."""
-    best = candidates[0]
+    best, chosen = candidates[0], answer(candidates)
     # A parent just behind its child is agreement on the branch, not doubt.
     rival = next((c for c in candidates[1:] if not best.category.in_line_with(c.category)), None)
     lead = max(_raw(best.score) - (_raw(rival.score) if rival else 0.0), 0.0)
     return {
         "lead": lead / (lead + SCORE_HALF_POINT),
         "support": best.support / VOTING_SIGNALS,
-        "votes": answer(candidates).votes / VOTING_SIGNALS,
+        "votes": chosen.votes / VOTING_SIGNALS,
         "score": best.score,
         # Careful catalogues file at the most specific category that fits.
-        "leaf": float(answer(candidates).category.is_leaf),
+        "leaf": float(chosen.category.is_leaf),
     }
 
 
