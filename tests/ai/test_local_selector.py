@@ -6,6 +6,7 @@ from shared.ai.local import (
     CONFIDENCE_COEFFICIENTS,
     CONFIDENCE_INTERCEPT,
     DEFAULT_CONFIDENCE_THRESHOLD,
+    MIN_CHILD_VOTES,
     MIN_SUPPORT,
     VOTING_SIGNALS,
     LocalSelector,
@@ -102,6 +103,9 @@ def test_a_child_that_more_signals_name_is_the_answer():
 def test_a_parent_keeps_the_answer_when_its_child_is_named_no_more():
     tied = [Candidate(DOG_FOOD, 0.6, ALL, 2), Candidate(DRY_DOG_FOOD, 0.58, ALL, 2)]
     assert answer(tied).category == DOG_FOOD
+    # One signal alone does not make the child the answer.
+    lone = [Candidate(DOG_FOOD, 0.6, 2, 0), Candidate(DRY_DOG_FOOD, 0.58, 2, MIN_CHILD_VOTES - 1)]
+    assert answer(lone).category == DOG_FOOD
     # A child of another branch is not a more specific answer.
     other = [Candidate(DECOR, 0.6, ALL, 1), Candidate(DRY_DOG_FOOD, 0.58, 1, 3)]
     assert answer(other).category == DECOR
