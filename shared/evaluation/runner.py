@@ -130,6 +130,7 @@ def detail_line(item: LabelledItem, outcome: Outcome, result: ClassificationResu
                 "path": c.category.path,
                 "score": round(c.score, 6),
                 "support": c.support,
+                "votes": c.votes,
             }
             for c in result.candidates
         ],

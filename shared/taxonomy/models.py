@@ -38,6 +38,8 @@ class Candidate:
     score: float
     # How many independent signals favour it or a relative (CandidateIndex._support).
     support: int = 0
+    # How many of those favour exactly it, not a relative.
+    votes: int = 0
 
 
 @dataclass

@@ -316,14 +316,19 @@ class CandidateIndex:
             support = self._support(top, scored, position)
             found[row] = [
                 Candidate(
-                    self.taxonomy.categories[self.ids[i]], _relevance(float(scores[row, i])), s
+                    self.taxonomy.categories[self.ids[i]],
+                    _relevance(float(scores[row, i])),
+                    *agreement,
                 )
-                for i, s in zip(top, support)
+                for i, agreement in zip(top, support)
             ]
         return found
 
-    def _support(self, top: list[int], scored: "_Scored", position: int) -> list[int]:
-        """How many independent signals put each candidate, or a relative of it, first.
+    def _support(
+        self, top: list[int], scored: "_Scored", position: int
+    ) -> list[tuple[int, int]]:
+        """How many independent signals put each candidate, or a relative of it, first,
+        and how many put exactly it first (the selector tells a parent from its child).
 
         Each of the category names (BM25), the sentence similarity to the
         names, the knowledge words and the nearest exemplar votes for its best
@@ -343,7 +348,10 @@ class CandidateIndex:
         # A signal that finds nothing in any candidate (no word in common) has no vote.
         votes = [int(indices[np.argmax(values)]) for values in evidence if values.max() > 0]
         categories = {i: self.taxonomy.categories[self.ids[i]] for i in top}
-        return [sum(categories[i].in_line_with(categories[v]) for v in votes) for i in top]
+        return [
+            (sum(categories[i].in_line_with(categories[v]) for v in votes), votes.count(i))
+            for i in top
+        ]
 
 
 @dataclass(frozen=True)

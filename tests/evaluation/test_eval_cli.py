@@ -68,7 +68,7 @@ def test_details_file_has_one_line_per_item(tmp_path, monkeypatch, capsys):
         # Fallback is on: every item is answered, by the selector or by the fallback.
         assert line["answer"] is not None and line["decided"] != line["fallback"]
         assert line["correct"] == (line["answer"]["id"] == line["label"]["id"])
-        assert line["candidates"] and set(line["candidates"][0]) == {"id", "path", "score", "support"}
+        assert line["candidates"] and set(line["candidates"][0]) == {"id", "path", "score", "support", "votes"}
         rank = line["labelRank"]
         if rank is not None and rank <= len(line["candidates"]):
             assert line["candidates"][rank - 1]["id"] == line["label"]["id"]

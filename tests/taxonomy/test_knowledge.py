@@ -91,8 +91,12 @@ def test_words_only_the_knowledge_holds_find_their_category(taxonomy_dir, cache_
     assert without.candidates(product)[0].category.name != "Vases"
     best = with_it.candidates(product)[0]
     assert best.category.name == "Vases"
-    # The knowledge words and the nearest exemplar both vote for it.
+    # The knowledge words and the nearest exemplar both vote for it, for it exactly.
     assert best.support >= 2
+    assert best.votes >= 2
+    candidates = with_it.candidates(product)
+    assert sum(c.votes for c in candidates) <= 4
+    assert all(c.votes <= c.support for c in candidates)
 
 
 def test_the_index_is_rebuilt_when_the_knowledge_changes(taxonomy_dir, cache_dir, tmp_path):
