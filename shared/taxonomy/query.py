@@ -10,7 +10,7 @@ fully lined" follows.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 from shared.taxonomy.text import clean, terms
 

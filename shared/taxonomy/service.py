@@ -151,7 +151,10 @@ def _translations(taxonomy: Taxonomy, taxonomy_dir: Path) -> Translations:
 def _parent_rows(categories: list[Category]) -> np.ndarray:
     """Each category's parent's position in `categories`, -1 for a top-level category."""
     rows = {category.id: row for row, category in enumerate(categories)}
-    return np.array([rows.get(c.parent_id, -1) for c in categories], dtype=np.int64)
+    return np.array(
+        [-1 if c.parent_id is None else rows.get(c.parent_id, -1) for c in categories],
+        dtype=np.int64,
+    )
 
 
 def index_from_arrays(taxonomy: Taxonomy, arrays: dict[str, np.ndarray]) -> CandidateIndex:
