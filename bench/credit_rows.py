@@ -24,10 +24,12 @@ from shared.classification.models import ClassificationRequest  # noqa: E402
 from shared.credits import service as credits  # noqa: E402
 from shared.credits.models import LedgerEntry, UsageRecord  # noqa: E402
 from shared.db.migrate import open_database  # noqa: E402
-from shared.jobs import service as jobs  # noqa: E402
+from shared.jobs import chunks as job_chunks  # noqa: E402
+from shared.jobs import submission  # noqa: E402
+from shared.jobs.chunks import ItemEnd  # noqa: E402
 from shared.jobs.models import ITEM_DONE  # noqa: E402
 from shared.jobs.parsing import JobInput, ParsedItem  # noqa: E402
-from shared.settings import DEFAULT_JOB_CHUNK_SIZE  # noqa: E402
+from shared.settings import Settings  # noqa: E402
 
 FOUND = {"success": True, "categoryFound": True, "categoryId": "1"}
 DEADLINE_SECONDS = 3600
@@ -40,7 +42,7 @@ def count(session, model) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=10_000)
-    parser.add_argument("--chunk", type=int, default=DEFAULT_JOB_CHUNK_SIZE)
+    parser.add_argument("--chunk", type=int, default=Settings.job_chunk_size)
     parser.add_argument("--database-url", default=None, help="default: a new SQLite file")
     args = parser.parse_args()
     url = args.database_url or f"sqlite:///{tempfile.mkdtemp()}/credit_rows.sqlite3"
@@ -51,7 +53,7 @@ def main() -> None:
     items = [ParsedItem(f"i{n}", ClassificationRequest(product=f"product {n}"), None) for n in range(args.items)]
     with database.session() as session:
         ledger_before, usage_before = count(session, LedgerEntry), count(session, UsageRecord)
-    job, chunks = jobs.submit(
+    job, chunks = submission.submit(
         database,
         account_id,
         JobInput(items=items),
@@ -63,10 +65,10 @@ def main() -> None:
     started = time.perf_counter()
     while chunks:
         with database.session() as session:
-            claimed = jobs.claim_chunk(session, chunks[0], "bench")
+            claimed = job_chunks.claim_chunk(session, chunks[0], "bench")
         with database.session() as session:
-            ends = [jobs.ItemEnd(item.position, ITEM_DONE, FOUND) for item in claimed]
-            chunks = jobs.settle_chunk(session, chunks[0], ends, [])
+            ends = [ItemEnd(item.position, ITEM_DONE, FOUND) for item in claimed]
+            chunks = job_chunks.settle_chunk(session, chunks[0], ends, [])
     settle_seconds = time.perf_counter() - started
     with database.session() as session:
         ledger_rows = count(session, LedgerEntry) - ledger_before

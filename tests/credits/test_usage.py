@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from sqlalchemy import func, select
 
+from api.job_view import job_view
 from shared.accounts import service as accounts
 from shared.classification.messages import INTERNAL_ERROR, RATE_LIMITED
 from shared.classification.models import ClassificationRequest
 from shared.credits import service as credits
 from shared.credits import usage
 from shared.credits.models import CreditHold, LedgerEntry, UsageRecord
-from shared.jobs import service as jobs
+from shared.jobs import actions, chunks, submission
 from shared.jobs.models import ITEM_DONE, ITEM_FAILED
 from shared.jobs.parsing import JobInput, ParsedItem
-from shared.jobs.service import ItemEnd
+from shared.jobs.chunks import ItemEnd
 
 BIG_JOB = 10_000
 CHUNK = 1_000
@@ -25,7 +26,7 @@ def submit(database, account_id: int, items: int, chunk_size: int):
     job_input = JobInput(
         items=[ParsedItem(f"i{n}", ClassificationRequest(product=f"product {n}"), None) for n in range(items)]
     )
-    return jobs.submit(
+    return submission.submit(
         database,
         account_id,
         job_input,
@@ -39,9 +40,9 @@ def submit(database, account_id: int, items: int, chunk_size: int):
 def run(database, chunk, end_of) -> list:
     """Claim the chunk and settle each item as `end_of(position)` says; the next chunks."""
     with database.session() as session:
-        claimed = jobs.claim_chunk(session, chunk, "task")
+        claimed = chunks.claim_chunk(session, chunk, "task")
     with database.session() as session:
-        return jobs.settle_chunk(session, chunk, [end_of(item.position) for item in claimed], [])
+        return chunks.settle_chunk(session, chunk, [end_of(item.position) for item in claimed], [])
 
 
 def ledger_rows(database, account_id: int) -> int:
@@ -67,7 +68,7 @@ def test_a_big_job_writes_no_ledger_row_per_item_and_counts_by_outcome(database)
             lambda position: ItemEnd(position, ITEM_DONE, FOUND if position % 4 else NOT_FOUND),
         )
     with database.session() as session:
-        assert jobs.get(session, account_id, job.id).status == "completed"
+        assert actions.get(session, account_id, job.id).status == "completed"
         held = session.get(CreditHold, job.hold_id)
         assert (held.consumed, held.refunded) == (BIG_JOB, 0)
         today = usage.daily_usage(session, account_id)[-1]
@@ -92,14 +93,14 @@ def test_failed_rate_limited_and_cancelled_items_count_apart(database):
         return ItemEnd(position, ITEM_DONE, FOUND)
 
     with database.session() as session:
-        claimed = jobs.claim_chunk(session, first, "task")
+        claimed = chunks.claim_chunk(session, first, "task")
         # The second chunk's 50 items are still queued when the caller cancels.
-        jobs.cancel(session, account_id, job.id)
+        actions.cancel(session, account_id, job.id)
     with database.session() as session:
-        jobs.settle_chunk(session, first, [end_of(item.position) for item in claimed], [])
+        chunks.settle_chunk(session, first, [end_of(item.position) for item in claimed], [])
     with database.session() as session:
         today = usage.daily_usage(session, account_id)[-1]
-        view = jobs.job_view(jobs.get(session, account_id, job.id))
+        view = job_view(actions.get(session, account_id, job.id))
         balance = credits.show(session, account_id)
     assert (today.found, today.not_found, today.failed, today.rate_limited, today.cancelled) == (20, 0, 10, 20, 50)
     assert view["status"] == "cancelled"

@@ -105,10 +105,10 @@ def test_reservations_nobody_settled_are_refunded_once(database):
     account_id = new_account(database)
     # What a front that died between reserving and hearing back leaves behind.
     with database.session() as session:
-        credits.reserve(session, account_id)
+        credits.hold(session, account_id, expires_in=timedelta(seconds=-1))
     assert balance(database, account_id) == 2
-    assert refund_unsettled(database, timedelta(0)) == 1
-    assert refund_unsettled(database, timedelta(0)) == 0
+    assert refund_unsettled(database) == 1
+    assert refund_unsettled(database) == 0
     assert balance(database, account_id) == 3
 
 

@@ -77,7 +77,7 @@ def test_running_the_chunks_completes_the_job_each_sending_the_next(database):
     job = submit(database, account_id, sender)
     for position in range(2):
         chunk = sent_chunks(sender)[position]
-        retry_after = run_chunk(database, KnifeClassifier(), sender, chunk, f"task-{position}", 3600)
+        retry_after = run_chunk(database, KnifeClassifier(), sender, chunk, f"task-{position}")
         assert retry_after is None
     assert len(sender.sent) == 2  # the first chunk sent the second, the last sent nothing
     with database.session() as session:

@@ -5,11 +5,8 @@ from __future__ import annotations
 import time
 from datetime import timedelta
 
-from sqlalchemy import update
 
 from shared.credits import service as credits
-from shared.credits.models import CreditReservation
-from shared.db.base import utcnow
 from shared.settings import Settings
 from tests.credits.test_service import balance, new_account
 from shared.flows.queue import BULK_QUEUE, CLASSIFY_TASK, INTERACTIVE_QUEUE, RUN_CHUNK_TASK
@@ -55,12 +52,9 @@ def test_the_app_is_built_from_the_settings_it_is_given():
 def test_the_embedded_timer_refunds_a_stale_reservation(database):
     account_id = new_account(database, monthly=2)
     with database.session() as session:
-        stale, _fresh = credits.reserve(session, account_id, count=2)
-        session.execute(
-            update(CreditReservation)
-            .where(CreditReservation.id == stale)
-            .values(created_at=utcnow() - timedelta(hours=1))
-        )
+        # One hold whose time to live has passed, one still within it.
+        credits.hold(session, account_id, expires_in=timedelta(hours=-1))
+        credits.hold(session, account_id, expires_in=timedelta(hours=1))
     # No job sweep: the PostgreSQL database is shared with other tests' stacks.
     settings = Settings(reservation_sweep_interval_seconds=1, job_sweep_interval_seconds=0)
     stop = start_embedded_timer(make_celery(settings), database)
