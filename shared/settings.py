@@ -42,6 +42,10 @@ DEFAULT_RESERVATION_TTL_SECONDS = 15 * 60
 DEFAULT_AI_REQUESTS_PER_MINUTE = 500
 DEFAULT_AI_TOKENS_PER_MINUTE = 200_000
 DEFAULT_AI_MAX_WAIT_SECONDS = 5.0
+# No cap: hosted providers limit requests and tokens per minute, not calls in
+# flight; a self-hosted server's number is its slots, which only its operator
+# knows (docs/upstream-ai.md).
+DEFAULT_AI_MAX_CONCURRENCY = 0
 DEFAULT_REDIS_NAMESPACE = "taxonomist"
 # Bulk jobs (shared/jobs): see docs/bulk-jobs.md.
 DEFAULT_MAX_JOB_ITEMS = 100_000
@@ -96,6 +100,7 @@ class Settings:
     ai_requests_per_minute: int = DEFAULT_AI_REQUESTS_PER_MINUTE
     ai_tokens_per_minute: int = DEFAULT_AI_TOKENS_PER_MINUTE
     ai_max_wait_seconds: float = DEFAULT_AI_MAX_WAIT_SECONDS
+    ai_max_concurrency: int = DEFAULT_AI_MAX_CONCURRENCY
     support_email: str = DEFAULT_SUPPORT_EMAIL
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     candidate_count: int = DEFAULT_CANDIDATE_COUNT
@@ -174,6 +179,9 @@ class Settings:
                 ai_max_wait_seconds=config(
                     "AI_MAX_WAIT_SECONDS", cast=float, default=DEFAULT_AI_MAX_WAIT_SECONDS
                 ),
+                ai_max_concurrency=config(
+                    "AI_MAX_CONCURRENCY", cast=int, default=DEFAULT_AI_MAX_CONCURRENCY
+                ),
                 support_email=config("SUPPORT_EMAIL", default=DEFAULT_SUPPORT_EMAIL),
                 max_body_bytes=config("MAX_BODY_BYTES", cast=int, default=DEFAULT_MAX_BODY_BYTES),
                 candidate_count=config(
@@ -244,6 +252,10 @@ class Settings:
             raise ConfigurationError("AI_ATTEMPTS must be at least 1.")
         if self.ai_product_tokens < 1:
             raise ConfigurationError("AI_PRODUCT_TOKENS must be a positive number of tokens.")
+        if self.ai_max_concurrency < 0:
+            raise ConfigurationError(
+                "AI_MAX_CONCURRENCY must be a whole number of calls in flight, or 0 for no cap."
+            )
         if not 0 < self.ai_timeout_seconds <= self.ai_total_seconds:
             raise ConfigurationError(
                 f"AI_TIMEOUT_SECONDS ({self.ai_timeout_seconds:g}) must be positive and at most "

@@ -15,8 +15,10 @@ usage block. It can be told to:
   under JSON-constrained decoding), "context" (llama.cpp's 400 for a prompt
   over its context).
 
-It counts what it received and answered (`stats`, also GET /fake/stats) and
-keeps each request's arrival time and body (`received`).
+It counts what it received and answered (`stats`, also GET /fake/stats),
+the most requests it held at once (`max_in_flight`, the check of
+AI_MAX_CONCURRENCY) and keeps each request's arrival time and body
+(`received`).
 
     taxonomist fake-upstream --port 8099 --rpm 600 --latency-ms 50
 """
@@ -93,8 +95,11 @@ class FakeState:
     limit: RequestLimit | None = None
     script: deque[str] = field(default_factory=deque)
     received: list[Received] = field(default_factory=list)
+    in_flight: int = 0
     stats: dict[str, int] = field(
-        default_factory=lambda: {"received": 0, "answered": 0, "rate_limited": 0, "errors": 0}
+        default_factory=lambda: {
+            "received": 0, "answered": 0, "rate_limited": 0, "errors": 0, "max_in_flight": 0
+        }
     )
 
 
@@ -257,6 +262,17 @@ class FakeUpstream:
 
     def handle(self, body: dict) -> tuple[int, dict, dict[str, str]]:
         """Status, JSON payload and headers for one chat completion request."""
+        with self._lock:
+            state = self.state
+            state.in_flight += 1
+            state.stats["max_in_flight"] = max(state.stats["max_in_flight"], state.in_flight)
+        try:
+            return self._answer(body)
+        finally:
+            with self._lock:
+                state.in_flight -= 1
+
+    def _answer(self, body: dict) -> tuple[int, dict, dict[str, str]]:
         now = time.monotonic()
         with self._lock:
             state = self.state

@@ -21,6 +21,7 @@ from shared.classification.models import (
 from shared.credits import service as credits
 from shared.credits.models import NOTE_FOUND, NOTE_NOT_FOUND
 from shared.db.session import Database
+from shared.ratelimit.concurrency import make_call_slots
 from shared.settings import Settings
 from shared.taxonomy.models import Candidate
 from shared.taxonomy.search import CandidateIndex
@@ -111,7 +112,9 @@ def build_classifier(settings: Settings) -> Classifier:
         name: load_index(taxonomy_dir, name, settings.index_cache_dir())
         for name in TAXONOMY_NAMES
     }
-    return Classifier(indexes, build_selector(settings), settings.candidate_count)
+    return Classifier(
+        indexes, build_selector(settings, make_call_slots(settings)), settings.candidate_count
+    )
 
 
 def classify_and_settle(
