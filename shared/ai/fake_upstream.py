@@ -96,10 +96,9 @@ class FakeState:
     script: deque[str] = field(default_factory=deque)
     received: list[Received] = field(default_factory=list)
     in_flight: int = 0
+    max_in_flight: int = 0
     stats: dict[str, int] = field(
-        default_factory=lambda: {
-            "received": 0, "answered": 0, "rate_limited": 0, "errors": 0, "max_in_flight": 0
-        }
+        default_factory=lambda: {"received": 0, "answered": 0, "rate_limited": 0, "errors": 0}
     )
 
 
@@ -256,6 +255,12 @@ class FakeUpstream:
             return dict(self.state.stats)
 
     @property
+    def max_in_flight(self) -> int:
+        """The most requests it held at once since `configure()`."""
+        with self._lock:
+            return self.state.max_in_flight
+
+    @property
     def received(self) -> list[Received]:
         with self._lock:
             return list(self.state.received)
@@ -265,7 +270,7 @@ class FakeUpstream:
         with self._lock:
             state = self.state
             state.in_flight += 1
-            state.stats["max_in_flight"] = max(state.stats["max_in_flight"], state.in_flight)
+            state.max_in_flight = max(state.max_in_flight, state.in_flight)
         try:
             return self._answer(body)
         finally:
