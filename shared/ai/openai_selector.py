@@ -346,6 +346,13 @@ class OpenAISelector:
         completion_tokens = usage.completion_tokens if usage else 0
         if usage:
             self.bucket.settle(estimated, prompt_tokens + completion_tokens)
+        # The record of what each call cost (no product text: it is the customer's).
+        logger.info(
+            "upstream AI call: %d prompt + %d completion tokens (%s)",
+            prompt_tokens,
+            completion_tokens,
+            mode.value,
+        )
         choice = completion.choices[0] if completion.choices else None
         answer = parse_answer(choice.message.content if choice else None, candidates)
         truncated = choice is not None and choice.finish_reason == "length"
