@@ -40,9 +40,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import redis  # noqa: E402
 from starlette.datastructures import Secret  # noqa: E402
 
-from shared.ai.errors import AIError, AIRateLimited  # noqa: E402
+from shared.ai.errors import AIError, AIRateLimited, AIUnavailable  # noqa: E402
 from shared.ai.fake_upstream import FakeUpstream  # noqa: E402
 from shared.ai.openai_selector import OpenAISelector  # noqa: E402
+from shared.ai.prompt import ResponseMode  # noqa: E402
 from shared.ratelimit.ai_bucket import (  # noqa: E402
     DEFAULT_BURST_SECONDS,
     BucketLimits,
@@ -174,7 +175,7 @@ def _call_times(selector: OpenAISelector, calls: int, callers: int) -> tuple[lis
             with lock:
                 times.append(time.monotonic() - started)
 
-    threads = [threading.Thread(target=call) for _ in range(callers)]
+    threads = [threading.Thread(target=call, daemon=True) for _ in range(callers)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -183,7 +184,7 @@ def _call_times(selector: OpenAISelector, calls: int, callers: int) -> tuple[lis
 
 
 def run_llama(slots: int, caps: list[int], callers: int, calls: int, redis_url: str,
-              timeout_seconds: float, total_seconds: float) -> list[dict]:
+              timeout_seconds: float, total_seconds: float, mode: ResponseMode) -> list[dict]:
     """One row per cap, against one server of `slots` slots."""
     rows = []
     with LlamaServer(slots=slots) as server:
@@ -206,6 +207,7 @@ def run_llama(slots: int, caps: list[int], callers: int, calls: int, redis_url: 
                 max_wait_seconds=BULK_MAX_WAIT_SECONDS,
                 call_slots=make_call_slots(settings),
             )
+            selector.response_mode = mode
             _call_times(selector, calls=callers, callers=callers)  # warm: slots loaded, prefix cached
             started = time.monotonic()
             times, errors = _call_times(selector, calls, callers)
@@ -221,7 +223,7 @@ def run_llama(slots: int, caps: list[int], callers: int, calls: int, redis_url: 
                 "p95_seconds": (
                     round(statistics.quantiles(times, n=20)[P95_OF_20], 2) if len(times) > 1 else None
                 ),
-                "timed_out_or_failed": errors.get("AIUnavailable", 0),
+                "timed_out_or_failed": errors.get(AIUnavailable.__name__, 0),
                 "no_slot": errors.get(AIRateLimited.__name__, 0),
             })
     return rows
@@ -258,13 +260,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="AI_TIMEOUT_SECONDS of the --llama run.")
     parser.add_argument("--total-seconds", type=float, default=DEFAULT_AI_TOTAL_SECONDS,
                         help="AI_TOTAL_SECONDS of the --llama run.")
+    parser.add_argument("--response-mode", choices=[mode.value for mode in ResponseMode],
+                        default=ResponseMode.JSON_SCHEMA.value,
+                        help="What the --llama run asks for (the selector's first choice by default).")
     args = parser.parse_args(argv)
     if args.llama:
         rows = [
             row
             for slots in args.slots
             for row in run_llama(slots, args.caps, args.callers, args.calls, args.redis_url,
-                                 args.timeout_seconds, args.total_seconds)
+                                 args.timeout_seconds, args.total_seconds,
+                                 ResponseMode(args.response_mode))
         ]
         if args.json:
             print(json.dumps(rows))
