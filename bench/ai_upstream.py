@@ -230,7 +230,8 @@ def run_llama(slots: int, caps: list[int], callers: int, calls: int, redis_url: 
 
 
 def _print_llama_table(rows: list[dict]) -> None:
-    print("| server slots | AI_MAX_CONCURRENCY | callers | calls | calls/s | median s | p95 s | timed out / failed | no slot (429) |")
+    print("| server slots | AI_MAX_CONCURRENCY | callers | calls | calls/s | median s | p95 s | "
+          "timed out / failed | no slot (429) |")
     print("|---|---|---|---|---|---|---|---|---|")
     for row in rows:
         print(
