@@ -147,6 +147,13 @@ class Settings:
         "AI_MAX_WAIT_SECONDS", 5.0, "how long a synchronous request may wait for capacity",
         minimum=0,
     )
+    # No cap by default: hosted providers limit requests and tokens per minute,
+    # not calls in flight; a self-hosted server's number is its slots, which
+    # only its operator knows (docs/upstream-ai.md).
+    ai_max_concurrency: int = setting(
+        "AI_MAX_CONCURRENCY", 0,
+        "upstream AI calls in flight at once, for the whole fleet (0: no cap)", minimum=0,
+    )
     support_email: str = setting(
         "SUPPORT_EMAIL", "support@example.com", "named where the 3-key limit is explained"
     )
@@ -293,7 +300,7 @@ class Settings:
     def check_ai_budget(self) -> None:
         """The upstream AI's time budget holds one attempt and leaves the
         synchronous deadline room for the answer."""
-        for name in ("ai_attempts", "ai_product_tokens"):
+        for name in ("ai_attempts", "ai_product_tokens", "ai_max_concurrency"):
             setting_of(name).check(getattr(self, name))
         if not 0 < self.ai_timeout_seconds <= self.ai_total_seconds:
             raise ConfigurationError(

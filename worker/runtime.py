@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from shared.classification.service import Classifier, build_classifier
 from shared.db.session import Database
+from shared.ratelimit.concurrency import make_call_slots
 from shared.settings import Settings
 from worker.replies import InProcessReplies, RedisReplies, make_replies
 
@@ -25,7 +26,7 @@ class WorkerRuntime:
         return cls(
             settings=settings,
             database=Database.of(settings),
-            classifier=build_classifier(settings),
+            classifier=build_classifier(settings, make_call_slots(settings)),
             replies=replies or make_replies(settings.shared_redis_url),
         )
 

@@ -15,8 +15,10 @@ usage block. It can be told to:
   under JSON-constrained decoding), "context" (llama.cpp's 400 for a prompt
   over its context).
 
-It counts what it received and answered (`stats`, also GET /fake/stats) and
-keeps each request's arrival time and body (`received`).
+It counts what it received and answered (`stats`, also GET /fake/stats),
+the most requests it held at once (`max_in_flight`, the check of
+AI_MAX_CONCURRENCY) and keeps each request's arrival time and body
+(`received`).
 
     taxonomist fake-upstream --port 8099 --rpm 600 --latency-ms 50
 """
@@ -93,6 +95,8 @@ class FakeState:
     limit: RequestLimit | None = None
     script: deque[str] = field(default_factory=deque)
     received: list[Received] = field(default_factory=list)
+    in_flight: int = 0
+    max_in_flight: int = 0
     stats: dict[str, int] = field(
         default_factory=lambda: {"received": 0, "answered": 0, "rate_limited": 0, "errors": 0}
     )
@@ -252,12 +256,29 @@ class FakeUpstream:
             return dict(self.state.stats)
 
     @property
+    def max_in_flight(self) -> int:
+        """The most requests it held at once since `configure()`."""
+        with self._lock:
+            return self.state.max_in_flight
+
+    @property
     def received(self) -> list[Received]:
         with self._lock:
             return list(self.state.received)
 
     def handle(self, body: dict) -> tuple[int, dict, dict[str, str]]:
         """Status, JSON payload and headers for one chat completion request."""
+        with self._lock:
+            state = self.state
+            state.in_flight += 1
+            state.max_in_flight = max(state.max_in_flight, state.in_flight)
+        try:
+            return self._answer(body)
+        finally:
+            with self._lock:
+                state.in_flight -= 1
+
+    def _answer(self, body: dict) -> tuple[int, dict, dict[str, str]]:
         now = time.monotonic()
         with self._lock:
             state = self.state

@@ -30,3 +30,13 @@ class Selector(Protocol):
         candidates: Sequence[Candidate],
         custom_instructions: str | None,
     ) -> Decision: ...
+
+
+class CallSlots(Protocol):
+    """A cap on the upstream AI's calls in flight (AI_MAX_CONCURRENCY); the
+    fleet's and the embedded one are in shared.ratelimit.concurrency."""
+
+    def acquire(self, max_wait: float) -> str | None:
+        """A lease on a slot, or None when none freed within `max_wait` seconds."""
+
+    def release(self, lease: str) -> None: ...

@@ -3,7 +3,9 @@
 Each call to the endpoint first takes its cost from the AI bucket (one
 request, the prompt's estimated tokens plus the answer's maximum), so the
 whole fleet stays under the provider's limits; the usage the provider
-reports corrects the estimate.
+reports corrects the estimate. Then, when AI_MAX_CONCURRENCY caps the calls
+in flight, it holds one of those slots for the length of the call (never
+during a backoff, nor while it waits for the bucket).
 
 Retries have one owner, tenacity, and a bounded total time per `select`:
 
@@ -25,9 +27,12 @@ small context; the 400 above is for servers smaller still.
 What `select` raises (shared.ai.errors):
 
     AIError
-    ├── AIRateLimited   the wait for capacity (our bucket or the provider's
-    │                   Retry-After) is longer than max_wait, or the last
-    │                   attempt was answered 429; carries retry_after
+    ├── AIRateLimited   the wait for capacity (our bucket, a slot under
+    │                   AI_MAX_CONCURRENCY, or the provider's Retry-After)
+    │                   is longer than max_wait or the time budget left, or
+    │                   the last attempt was answered 429; carries
+    │                   retry_after (for a slot: one call's timeout, by
+    │                   which every call in flight has ended)
     └── AIUnavailable   the last attempt timed out, failed to connect or got
                         a 5xx; or the endpoint refused the request (4xx)
 
@@ -41,8 +46,9 @@ from __future__ import annotations
 
 import logging
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import openai
 from tenacity import (
@@ -55,7 +61,7 @@ from tenacity import (
 )
 
 from shared.ai.errors import AIUnavailable, AIRateLimited
-from shared.ai.models import Decision
+from shared.ai.models import CallSlots, Decision
 from shared.ai.prompt import (
     FALLBACK,
     MAX_ANSWER_TOKENS,
@@ -149,6 +155,7 @@ class OpenAISelector:
         max_wait_seconds: float,
         retry: RetryPolicy = RetryPolicy(),
         product_tokens: int = Settings.ai_product_tokens,
+        call_slots: CallSlots | None = None,
     ) -> None:
         self.client = client
         self.model = model
@@ -157,6 +164,8 @@ class OpenAISelector:
         self.max_wait_seconds = max_wait_seconds
         self.retry = retry
         self.product_tokens = product_tokens
+        # None: no cap on calls in flight (AI_MAX_CONCURRENCY=0).
+        self.call_slots = call_slots
         self._backoff = wait_exponential_jitter(
             multiplier=retry.backoff_initial_seconds,
             max=retry.backoff_max_seconds,
@@ -172,10 +181,13 @@ class OpenAISelector:
         bucket: AIBucket | None = None,
         max_wait_seconds: float | None = None,
         retry: RetryPolicy | None = None,
+        call_slots: CallSlots | None = None,
     ) -> "OpenAISelector":
         """`max_wait_seconds` defaults to AI_MAX_WAIT_SECONDS, the synchronous
         requests' bound; bulk callers pass a longer one. `retry` defaults to
-        the settings' policy (AI_ATTEMPTS, AI_TOTAL_SECONDS)."""
+        the settings' policy (AI_ATTEMPTS, AI_TOTAL_SECONDS). `call_slots`
+        is the AI_MAX_CONCURRENCY cap (shared.ratelimit.concurrency's
+        `make_call_slots(settings)`); None sends calls uncapped."""
         api_key = str(settings.openai_api_key)
         if not api_key:
             raise ConfigurationError("OPENAI_API_KEY is not set (AI_PROVIDER=openai needs it).")
@@ -196,6 +208,7 @@ class OpenAISelector:
             ),
             retry=retry if retry is not None else RetryPolicy.from_settings(settings),
             product_tokens=settings.ai_product_tokens,
+            call_slots=call_slots,
         )
 
     def select(
@@ -243,6 +256,27 @@ class OpenAISelector:
             retry_state.upcoming_sleep,
         )
 
+    def _capacity_wait(self, deadline: float) -> float:
+        """How long this attempt may wait for capacity: max_wait, within the budget."""
+        return max(0.0, min(self.max_wait_seconds, deadline - time.monotonic()))
+
+    @contextmanager
+    def _call_slot(self, deadline: float) -> Iterator[None]:
+        """Hold one of the AI_MAX_CONCURRENCY slots for the length of a call."""
+        if self.call_slots is None:
+            yield
+            return
+        lease = self.call_slots.acquire(self._capacity_wait(deadline))
+        if lease is None:
+            # As for the bucket: the fleet is at capacity, which is a rate
+            # limit of ours (429 and no credit taken, or the chunk re-queued),
+            # not a failure of the upstream.
+            raise AIRateLimited(retry_after=self.timeout_seconds)
+        try:
+            yield
+        finally:
+            self.call_slots.release(lease)
+
     def _attempt(
         self, messages: list[dict[str, str]], candidates: Sequence[Candidate], deadline: float
     ) -> Decision:
@@ -267,48 +301,55 @@ class OpenAISelector:
         deadline: float,
     ) -> Decision:
         estimated = estimate_prompt_tokens(messages) + MAX_ANSWER_TOKENS
-        remaining = deadline - time.monotonic()
-        self.bucket.acquire(estimated, max_wait=max(0.0, min(self.max_wait_seconds, remaining)))
-        timeout = min(self.timeout_seconds, deadline - time.monotonic())
-        if timeout <= 0:
-            raise _Transient("time budget spent before the call")
+        self.bucket.acquire(estimated, max_wait=self._capacity_wait(deadline))
         extra = {}
         format_argument = response_format(mode, candidates)
         if format_argument is not None:
             extra["response_format"] = format_argument
-        try:
-            # Messages are plain dicts, the shape of the SDK's TypedDicts.
-            completion = self.client.chat.completions.create(  # type: ignore[call-overload]
-                model=self.model,
-                messages=messages,
-                temperature=0,
-                max_tokens=MAX_ANSWER_TOKENS,
-                timeout=timeout,
-                **extra,
-            )
-        except openai.RateLimitError as exc:
-            retry_after = retry_after_seconds(exc.response.headers)
-            if retry_after is None:
-                retry_after = DEFAULT_RATE_LIMIT_PAUSE_SECONDS
-            self.bucket.pause(retry_after)
-            raise _UpstreamRateLimited(retry_after) from exc
-        except openai.BadRequestError as exc:
-            if _exceeds_context(exc):
-                logger.warning("upstream AI refused a prompt over its context; no decision")
-                return Decision(category_id=None)
-            if mode in FALLBACK and _rejects_response_format(exc):
-                raise _FormatRejected() from exc
-            raise AIUnavailable(f"upstream AI refused the request ({exc.status_code})") from exc
-        except (openai.APIConnectionError, openai.InternalServerError) as exc:
-            # APITimeoutError is an APIConnectionError.
-            raise _Transient(type(exc).__name__) from exc
-        except openai.APIStatusError as exc:
-            raise AIUnavailable(f"upstream AI refused the request ({exc.status_code})") from exc
+        with self._call_slot(deadline):
+            timeout = min(self.timeout_seconds, deadline - time.monotonic())
+            if timeout <= 0:
+                raise _Transient("time budget spent before the call")
+            try:
+                # Messages are plain dicts, the shape of the SDK's TypedDicts.
+                completion = self.client.chat.completions.create(  # type: ignore[call-overload]
+                    model=self.model,
+                    messages=messages,
+                    temperature=0,
+                    max_tokens=MAX_ANSWER_TOKENS,
+                    timeout=timeout,
+                    **extra,
+                )
+            except openai.RateLimitError as exc:
+                retry_after = retry_after_seconds(exc.response.headers)
+                if retry_after is None:
+                    retry_after = DEFAULT_RATE_LIMIT_PAUSE_SECONDS
+                self.bucket.pause(retry_after)
+                raise _UpstreamRateLimited(retry_after) from exc
+            except openai.BadRequestError as exc:
+                if _exceeds_context(exc):
+                    logger.warning("upstream AI refused a prompt over its context; no decision")
+                    return Decision(category_id=None)
+                if mode in FALLBACK and _rejects_response_format(exc):
+                    raise _FormatRejected() from exc
+                raise AIUnavailable(f"upstream AI refused the request ({exc.status_code})") from exc
+            except (openai.APIConnectionError, openai.InternalServerError) as exc:
+                # APITimeoutError is an APIConnectionError.
+                raise _Transient(type(exc).__name__) from exc
+            except openai.APIStatusError as exc:
+                raise AIUnavailable(f"upstream AI refused the request ({exc.status_code})") from exc
         usage = completion.usage
         prompt_tokens = usage.prompt_tokens if usage else 0
         completion_tokens = usage.completion_tokens if usage else 0
         if usage:
             self.bucket.settle(estimated, prompt_tokens + completion_tokens)
+        # The record of what each call cost (no product text: it is the customer's).
+        logger.info(
+            "upstream AI call: %d prompt + %d completion tokens (%s)",
+            prompt_tokens,
+            completion_tokens,
+            mode.value,
+        )
         choice = completion.choices[0] if completion.choices else None
         answer = parse_answer(choice.message.content if choice else None, candidates)
         truncated = choice is not None and choice.finish_reason == "length"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Mapping, Sequence
 
-from shared.ai.models import Selector
+from shared.ai.models import CallSlots, Selector
 from shared.ai.service import build_selector
 from shared.classification.models import (
     CONFIDENCE_AI,
@@ -96,11 +96,15 @@ class Classifier:
         return ClassificationResult(None, CONFIDENCE_NONE, candidates, **tokens)
 
 
-def build_classifier(settings: Settings) -> Classifier:
-    """Load both taxonomies' indexes (from the on-disk cache when it is current)."""
+def build_classifier(settings: Settings, call_slots: CallSlots | None = None) -> Classifier:
+    """Load both taxonomies' indexes (from the on-disk cache when it is current).
+
+    `call_slots` cap the upstream AI's calls in flight (AI_MAX_CONCURRENCY); the
+    caller builds them, for this layer knows nothing of Redis.
+    """
     taxonomy_dir = settings.require_taxonomy_dir()
     indexes = {
         name: load_index(taxonomy_dir, name, settings.index_cache_dir())
         for name in TAXONOMY_NAMES
     }
-    return Classifier(indexes, build_selector(settings), settings.candidate_count)
+    return Classifier(indexes, build_selector(settings, call_slots), settings.candidate_count)

@@ -21,6 +21,7 @@ from shared.ai.service import build_selector
 from shared.classification.models import TAXONOMY_NAMES
 from shared.evaluation.metrics import summarize
 from shared.evaluation.runner import EvaluationFileError, read_items, run
+from shared.ratelimit.concurrency import make_call_slots
 from shared.settings import ConfigurationError, Settings
 from shared.taxonomy.errors import TaxonomyError
 
@@ -82,7 +83,8 @@ def main(args: argparse.Namespace) -> int:
         indexes = {
             name: load_index(taxonomy_dir, name, settings.index_cache_dir()) for name in names
         }
-        classifier = Classifier(indexes, build_selector(settings), settings.candidate_count)
+        selector = build_selector(settings, make_call_slots(settings))
+        classifier = Classifier(indexes, selector, settings.candidate_count)
         summaries = []
         with _details_file(args.details) as details:
             for name in names:

@@ -37,6 +37,9 @@ def test_a_slow_server_is_served_by_raising_the_three_together():
         ({"AI_TIMEOUT_SECONDS": "26"}, "AI_TOTAL_SECONDS"),
         ({"AI_ATTEMPTS": "0"}, "AI_ATTEMPTS"),
         ({"AI_PRODUCT_TOKENS": "0"}, "AI_PRODUCT_TOKENS"),
+        ({"AI_MAX_CONCURRENCY": "-1"}, "AI_MAX_CONCURRENCY"),
+        ({"AI_MAX_CONCURRENCY": "1.5"}, "AI_MAX_CONCURRENCY"),
+        ({"AI_MAX_CONCURRENCY": "four"}, "AI_MAX_CONCURRENCY"),
     ],
 )
 def test_a_budget_that_does_not_fit_is_refused_by_name(environ, named):
@@ -47,3 +50,8 @@ def test_a_budget_that_does_not_fit_is_refused_by_name(environ, named):
 def test_the_local_selector_does_not_care():
     settings = Settings.from_environ({"CLASSIFY_TIMEOUT_SECONDS": "2"})
     assert settings.classify_timeout_seconds == 2.0
+
+
+def test_calls_in_flight_are_uncapped_unless_asked():
+    assert Settings.from_environ(OPENAI).ai_max_concurrency == 0
+    assert Settings.from_environ({**OPENAI, "AI_MAX_CONCURRENCY": "4"}).ai_max_concurrency == 4

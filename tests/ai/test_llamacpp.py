@@ -7,6 +7,7 @@ with the reason printed."""
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import httpx
@@ -18,7 +19,8 @@ from shared.ai.openai_selector import OpenAISelector, RetryPolicy
 from shared.ai.prompt import ResponseMode, response_format
 from shared.ai.bucket import LocalAIBucket
 from shared.settings import Settings
-from tests.conftest import base_env, make_customer
+from shared.taxonomy.service import load_index
+from tests.conftest import INDEX_CACHE_DIR, TAXONOMY_DIR, balance_of, base_env, make_customer
 from tests.evaluation.test_eval_cli import run_eval
 from tests.llama_server import MODEL_NAME, LlamaServer, LlamaUnavailable
 from tests.servers import Service
@@ -30,11 +32,15 @@ TIMEOUT_SECONDS = 60.0
 ONE_ATTEMPT = RetryPolicy(attempts=1, total_seconds=TIMEOUT_SECONDS)
 PRODUCT = "Waterproof trail running shoe, men's size 42"
 ENDPOINT = "/api/v1/products/categorize"
-BULK_ITEMS = 5
-# Products between 1,000 and 4,000 tokens are sent whole: a 15 KB one is
+BULK_ITEMS = 50
+SERVICE_CANDIDATES = 5
+# Products up to 4,000 tokens are sent whole: a 60 KB one, cut to 16 KB, is
 # over the server's 2,048-token context, and its 400 must become a fallback.
 SERVICE_PRODUCT_TOKENS = 4_000
-OVERSIZED_PRODUCT = "Stainless steel chef knife. " + "Forged blade, full tang, riveted handle. " * 360
+SERVICE_MAX_BODY_BYTES = 64 * 1024
+OVERSIZED_PRODUCT = "Stainless steel chef knife. " + "Forged blade, full tang, riveted handle. " * 1460
+# No call to llama.cpp answers this fast: every item of an eval times out.
+TIMES_OUT_SECONDS = 0.01
 
 
 @pytest.fixture(scope="session")
@@ -120,6 +126,27 @@ def test_eval_through_llamacpp(llama, tmp_path, monkeypatch, capsys):
     assert figures["promptTokensPerItem"] > 0 and figures["completionTokensPerItem"] > 0
 
 
+def test_eval_reports_the_items_llamacpp_timed_out_on(llama, tmp_path, monkeypatch, capsys):
+    for name, value in {
+        "AI_PROVIDER": "openai",
+        "OPENAI_BASE_URL": llama.url,
+        "OPENAI_API_KEY": TEST_API_KEY,
+        "AI_MODEL": MODEL_NAME,
+        "AI_TIMEOUT_SECONDS": str(TIMES_OUT_SECONDS),
+        "AI_TOTAL_SECONDS": str(TIMES_OUT_SECONDS),
+        "AI_ATTEMPTS": "1",
+        "CANDIDATE_COUNT": "5",
+    }.items():
+        monkeypatch.setenv(name, value)
+
+    code, out = run_eval(tmp_path, monkeypatch, capsys, "--taxonomy", "Google", "--json")
+
+    assert code == 0, out.err  # the report, not an error: --strict is not asked
+    figures = json.loads(out.out.strip().splitlines()[-1])
+    assert figures["count"] == 2 and figures["failed"] == 2
+    assert "item 1 failed" in out.err
+
+
 @pytest.fixture(scope="module")
 def llama_service(llama, tmp_path_factory, built_indexes):
     folder = tmp_path_factory.mktemp("llama-serve")
@@ -134,7 +161,10 @@ def llama_service(llama, tmp_path_factory, built_indexes):
         AI_TOTAL_SECONDS=str(2 * TIMEOUT_SECONDS),
         CLASSIFY_TIMEOUT_SECONDS=str(3 * TIMEOUT_SECONDS),
         AI_PRODUCT_TOKENS=str(SERVICE_PRODUCT_TOKENS),
-        CANDIDATE_COUNT="5",
+        # As docs/upstream-ai.md advises: the cap is the server's slots.
+        AI_MAX_CONCURRENCY=str(SLOTS),
+        MAX_BODY_BYTES=str(SERVICE_MAX_BODY_BYTES),
+        CANDIDATE_COUNT=str(SERVICE_CANDIDATES),
     )
     service = Service(env, folder / "serve.log")
     yield service, database_url
@@ -150,6 +180,10 @@ def test_the_synchronous_endpoint_answers_through_llamacpp(llama_service):
 
     assert answered.status_code == 200, answered.text
     assert answered.json()["confidenceLevel"] in ("AI", "None")
+    google = load_index(TAXONOMY_DIR, "Google", INDEX_CACHE_DIR)
+    candidates = {c.category.id for c in google.candidates(PRODUCT, limit=SERVICE_CANDIDATES)}
+    assert answered.json()["categoryId"] in {None, *candidates}
+    assert re.search(r"upstream AI call: [1-9]\d* prompt \+ [1-9]\d* completion tokens", service.log())
     # Over the server's context: its 400 is no decision, and the fallback answers.
     assert oversized.status_code == 200, oversized.text
     assert oversized.json()["confidenceLevel"] == "RelevantCategory"
@@ -160,6 +194,7 @@ def test_the_synchronous_endpoint_answers_through_llamacpp(llama_service):
 def test_a_bulk_job_through_llamacpp_answers_every_item_and_charges_exactly(llama_service):
     service, database_url = llama_service
     customer = make_customer(database_url, monthly=BULK_ITEMS)
+    before = balance_of(database_url, customer.account_id).total
     items = [{"id": str(n), "product": f"{PRODUCT}, colour {n}"} for n in range(BULK_ITEMS)]
     with httpx.Client(base_url=service.url, timeout=120, headers=customer.headers) as client:
         submitted = client.post("/api/v1/jobs", json={"items": items})
@@ -171,6 +206,8 @@ def test_a_bulk_job_through_llamacpp_answers_every_item_and_charges_exactly(llam
     assert job["status"] == "completed"
     assert job["counts"]["found"] + job["counts"]["notFound"] == BULK_ITEMS
     assert job["credits"] == {"held": BULK_ITEMS, "consumed": BULK_ITEMS, "refunded": 0}
+    # Exact in the account too: before - 50 + 0 refunded.
+    assert balance_of(database_url, customer.account_id).total == before - BULK_ITEMS
     assert sorted(r["id"] for r in results) == [str(n) for n in range(BULK_ITEMS)]
     assert all(r["success"] and r["confidenceLevel"] in ("AI", "None") for r in results)
 

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import multiprocessing
 
+import pytest
 import redis
 
 from ai_upstream_helpers import REDIS_URL, make_candidates, upstream_settings
 from shared.ai.errors import AIError
 from shared.ai.openai_selector import OpenAISelector
 from shared.ai.bucket import BucketLimits, RedisAIBucket
+from shared.ratelimit.concurrency import make_call_slots
 
 PROCESSES = 4
 FLEET_MAX_WAIT_SECONDS = 20.0
@@ -29,12 +31,19 @@ PAUSE_LATENCY_MS = 100
 PAUSE_ITEMS_PER_PROCESS = 3
 # Calls already on the wire when the pause is set may still arrive this late.
 IN_FLIGHT_SECONDS = 0.3
+# AI_MAX_CONCURRENCY against answers slow enough that every process is mid-call at once.
+SLOW_CAP = 2
+SLOW_LATENCY_MS = 300
+SLOW_ITEMS_PER_PROCESS = 4
 
 
 def _classify(settings, prefix: str, limits: BucketLimits, items: int, start, results) -> None:
     bucket = RedisAIBucket(redis.Redis.from_url(REDIS_URL), limits, prefix)
     selector = OpenAISelector.from_settings(
-        settings, bucket, max_wait_seconds=FLEET_MAX_WAIT_SECONDS
+        settings,
+        bucket,
+        max_wait_seconds=FLEET_MAX_WAIT_SECONDS,
+        call_slots=make_call_slots(settings),
     )
     candidates = make_candidates()
     start.wait(timeout=60)
@@ -47,11 +56,15 @@ def _classify(settings, prefix: str, limits: BucketLimits, items: int, start, re
     results.put(outcomes)
 
 
-def run_fleet(fake, prefix: str, limits: BucketLimits, items: int) -> list:
-    """Every process's outcomes: a category id, or the name of the AIError."""
+def run_fleet(fake, prefix: str, limits: BucketLimits, items: int, max_concurrency: int = 0) -> list:
+    """Every process's outcomes: a category id, or the name of the AIError.
+    With `max_concurrency`, the processes share AI_MAX_CONCURRENCY slots in Redis."""
     context = multiprocessing.get_context("spawn")
     start, results = context.Barrier(PROCESSES), context.Queue()
-    args = (upstream_settings(fake), prefix, limits, items, start, results)
+    settings = upstream_settings(
+        fake, ai_max_concurrency=max_concurrency, redis_url=REDIS_URL, redis_namespace=prefix
+    )
+    args = (settings, prefix, limits, items, start, results)
     processes = [context.Process(target=_classify, args=args) for _ in range(PROCESSES)]
     for process in processes:
         process.start()
@@ -100,3 +113,20 @@ def test_a_429_pauses_the_whole_fleet(fake_upstream, redis_prefix):
     assert held == []
     # Every process had calls left, and made them once the pause was over.
     assert len([delay for delay in after if delay >= PAUSE_SECONDS - 0.05]) >= PROCESSES
+
+
+@pytest.mark.parametrize("max_concurrency", [SLOW_CAP, 0])
+def test_the_fleet_never_has_more_calls_in_flight_than_its_cap(
+    fake_upstream, redis_prefix, max_concurrency
+):
+    fake_upstream.configure(latency_ms=SLOW_LATENCY_MS)
+
+    outcomes = run_fleet(fake_upstream, redis_prefix, FLEET_LIMITS, SLOW_ITEMS_PER_PROCESS, max_concurrency)
+
+    expected = make_candidates()[0].category.id
+    assert outcomes == [expected] * PROCESSES * SLOW_ITEMS_PER_PROCESS
+    if max_concurrency:
+        # At the cap, never above it: the fleet neither exceeds nor starves it.
+        assert fake_upstream.max_in_flight == SLOW_CAP
+    else:  # the control: uncapped, the same fleet does go above it
+        assert fake_upstream.max_in_flight > SLOW_CAP
