@@ -11,7 +11,7 @@ import pytest
 from ai_upstream_helpers import FAST_RETRY, UNLIMITED, upstream_settings
 from shared.ai.errors import AIRateLimited, AIUnavailable
 from shared.ai.openai_selector import OpenAISelector
-from shared.ratelimit.ai_bucket import LocalAIBucket
+from shared.ai.bucket import LocalAIBucket
 from shared.ratelimit.concurrency import LocalCallSlots, make_call_slots
 
 PRODUCT = "Trail running shoe, waterproof, size 42"
