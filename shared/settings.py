@@ -166,7 +166,10 @@ class Settings:
     local_confidence_threshold: float | None = setting(
         "LOCAL_CONFIDENCE_THRESHOLD", None,
         "when the local selector decides rather than declines",
-        shown_default="`0.16` (calibrated on held-out folds)",
+        shown_default=(
+            "`0.60` (the local selector's probability that its answer is exact, "
+            "calibrated on held-out folds)"
+        ),
     )
     classify_timeout_seconds: float = setting(
         "CLASSIFY_TIMEOUT_SECONDS", 30.0,

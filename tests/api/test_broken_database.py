@@ -107,8 +107,11 @@ def read_response(sock: socket.socket) -> bytes:
         int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")
     )
     while len(body) < length:
-        body += sock.recv(65536)
-    return data
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        body += chunk
+    return head + b"\r\n\r\n" + body
 
 
 def test_a_500_from_an_unhandled_error_says_connection_close(front):

@@ -15,6 +15,7 @@ from api.errors import BAD_JSON, INSUFFICIENT_CREDITS, RATE_LIMITED, TOO_LARGE, 
 from shared.db.migrate import open_database
 from shared.settings import Settings
 from tests.conftest import TAXONOMY_DIR, make_customer
+from worker.celery_app import make_celery
 
 ENDPOINT = "/api/v1/products/categorize"
 JOBS = "/api/v1/jobs"
@@ -33,7 +34,7 @@ def stack(tmp_path_factory):
         max_body_bytes=MAX_BODY_BYTES,
         job_max_body_bytes=MAX_BODY_BYTES,
     )
-    with TestClient(create_app(build_context(settings))) as client:
+    with TestClient(create_app(build_context(settings, make_celery(settings)))) as client:
         yield client, database_url
 
 

@@ -4,11 +4,15 @@ reserved for the stale sweep."""
 from __future__ import annotations
 
 import time
+from datetime import timedelta
 
 import httpx
+from sqlalchemy import update
 
 from api.errors import INTERNAL_ERROR
 from shared.credits import service as credits
+from shared.credits.models import CreditHold
+from shared.db.base import utcnow
 from shared.db.session import Database
 from tests.conftest import Stack, delete_redis_keys
 from tests.servers import Process, Service
@@ -52,6 +56,13 @@ def test_a_worker_without_its_database_answers_500_at_once(production: Stack, tm
     assert production.balance(customer).total == 0
     database = Database(production.database_url)
     try:
+        with database.session() as session:
+            # As if RESERVATION_TTL_SECONDS had passed since the credit was held.
+            session.execute(
+                update(CreditHold)
+                .where(CreditHold.account_id == customer.account_id)
+                .values(expires_at=utcnow() - timedelta(seconds=1))
+            )
         with database.session() as session:
             assert credits.expire_stale(session) >= 1
     finally:
