@@ -104,18 +104,25 @@ def test_a_long_product_is_cut_to_fit_the_context(llama):
     assert 0 < decision.prompt_tokens < 1_000  # answered: no context error
 
 
-def test_eval_through_llamacpp(llama, tmp_path, monkeypatch, capsys):
+def point_eval_at(llama, monkeypatch, timeout_seconds: float, **more: str) -> None:
+    """`taxonomist eval`'s environment: the openai selector against this server."""
     for name, value in {
         "AI_PROVIDER": "openai",
         "OPENAI_BASE_URL": llama.url,
         "OPENAI_API_KEY": TEST_API_KEY,
         "AI_MODEL": MODEL_NAME,
-        "AI_TIMEOUT_SECONDS": str(TIMEOUT_SECONDS),
-        "AI_TOTAL_SECONDS": str(TIMEOUT_SECONDS),
-        "CLASSIFY_TIMEOUT_SECONDS": str(2 * TIMEOUT_SECONDS),
+        "AI_TIMEOUT_SECONDS": str(timeout_seconds),
+        "AI_TOTAL_SECONDS": str(timeout_seconds),
         "CANDIDATE_COUNT": "5",
+        **more,
     }.items():
         monkeypatch.setenv(name, value)
+
+
+def test_eval_through_llamacpp(llama, tmp_path, monkeypatch, capsys):
+    point_eval_at(
+        llama, monkeypatch, TIMEOUT_SECONDS, CLASSIFY_TIMEOUT_SECONDS=str(2 * TIMEOUT_SECONDS)
+    )
 
     code, out = run_eval(tmp_path, monkeypatch, capsys, "--taxonomy", "Google", "--json")
 
@@ -127,17 +134,7 @@ def test_eval_through_llamacpp(llama, tmp_path, monkeypatch, capsys):
 
 
 def test_eval_reports_the_items_llamacpp_timed_out_on(llama, tmp_path, monkeypatch, capsys):
-    for name, value in {
-        "AI_PROVIDER": "openai",
-        "OPENAI_BASE_URL": llama.url,
-        "OPENAI_API_KEY": TEST_API_KEY,
-        "AI_MODEL": MODEL_NAME,
-        "AI_TIMEOUT_SECONDS": str(TIMES_OUT_SECONDS),
-        "AI_TOTAL_SECONDS": str(TIMES_OUT_SECONDS),
-        "AI_ATTEMPTS": "1",
-        "CANDIDATE_COUNT": "5",
-    }.items():
-        monkeypatch.setenv(name, value)
+    point_eval_at(llama, monkeypatch, TIMES_OUT_SECONDS, AI_ATTEMPTS="1")
 
     code, out = run_eval(tmp_path, monkeypatch, capsys, "--taxonomy", "Google", "--json")
 
