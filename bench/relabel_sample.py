@@ -1,0 +1,128 @@
+"""Draw the sample of real merchant listings relabelled by hand, and check the labels.
+
+    python bench/relabel_sample.py                      # the sample, one JSON line each, no labels
+    python bench/relabel_sample.py --check FILE.jsonl   # every categoryId/categoryPath against the taxonomy files
+
+The sample: the Google lines and the Shopify lines of ../shared/eval/dev.jsonl, each
+shuffled with random.Random(2026) (one generator, Google first), the first 120 of
+each, at most 12 from any one store (`source`) so that no big feed dominates.
+The labels in bench/data/relabelled-dev.jsonl were written by a reviewer from the
+taxonomy files alone; the merchants' labels are not printed here on purpose.
+"""
+
+import argparse
+import json
+import random
+import sys
+from collections import Counter
+from pathlib import Path
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+DEV_FILE = SHARED / "eval" / "dev.jsonl"
+GOOGLE_FILE = SHARED / "taxonomies" / "google" / "taxonomy-with-ids.en-US.txt"
+SHOPIFY_FILE = SHARED / "taxonomies" / "shopify" / "categories.txt"
+SEED = 2026
+PER_TAXONOMY = 120
+PER_STORE = 12
+
+
+def read_dev() -> list[dict]:
+    """dev.jsonl with each line's 1-based number added as `devLine`."""
+    with DEV_FILE.open(encoding="utf-8") as handle:
+        return [dict(json.loads(line), devLine=number) for number, line in enumerate(handle, 1)]
+
+
+def draw_sample() -> list[dict]:
+    rng = random.Random(SEED)
+    dev = read_dev()
+    sample = []
+    for taxonomy in ("Google", "Shopify"):
+        lines = [line for line in dev if line["taxonomy"] == taxonomy]
+        rng.shuffle(lines)
+        per_store: Counter = Counter()
+        taken = []
+        for line in lines:
+            if len(taken) == PER_TAXONOMY:
+                break
+            if per_store[line["source"]] == PER_STORE:
+                continue
+            per_store[line["source"]] += 1
+            taken.append(line)
+        sample.extend(taken)
+    return sample
+
+
+def read_taxonomies() -> dict[str, dict[str, str]]:
+    """{taxonomy: {id: full path}} from the two taxonomy files."""
+    google = {}
+    for line in GOOGLE_FILE.read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            category_id, path = line.split(" - ", 1)
+            google[category_id] = path
+    shopify = {}
+    for line in SHOPIFY_FILE.read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            gid, path = line.split(" : ", 1)
+            shopify[gid.strip().rsplit("/", 1)[1]] = path.strip()
+    return {"Google": google, "Shopify": shopify}
+
+
+def check(labelled_file: Path) -> int:
+    """Print per-taxonomy counts and agreement; return the number of bad lines."""
+    taxonomies = read_taxonomies()
+    dev = read_dev()
+    counts: Counter = Counter()
+    agree: Counter = Counter()
+    vague: Counter = Counter()
+    bad = 0
+    seen_dev_lines: set[int] = set()
+    for number, raw in enumerate(labelled_file.read_text(encoding="utf-8").splitlines(), 1):
+        line = json.loads(raw)
+        taxonomy = line["taxonomy"]
+        path = taxonomies[taxonomy].get(line["categoryId"])
+        original = dev[line["devLine"] - 1]
+        problems = []
+        if path is None:
+            problems.append(f"unknown id {line['categoryId']}")
+        elif path != line["categoryPath"]:
+            problems.append(f"path differs from file: {path}")
+        if original["product"] != line["product"] or original["taxonomy"] != taxonomy:
+            problems.append("product/taxonomy differ from dev.jsonl")
+        if line["source"] != "relabelled-dev:" + original["source"]:
+            problems.append("source differs from dev.jsonl")
+        if line["devLine"] in seen_dev_lines:
+            problems.append("devLine labelled twice")
+        seen_dev_lines.add(line["devLine"])
+        if problems:
+            bad += 1
+            print(f"line {number}: " + "; ".join(problems))
+        counts[taxonomy] += 1
+        agree[taxonomy] += line["merchantAgrees"]
+        vague[taxonomy] += line.get("vague", False)
+    for taxonomy in sorted(counts):
+        print_counts(taxonomy, counts[taxonomy], agree[taxonomy], vague[taxonomy])
+    print_counts("all", sum(counts.values()), sum(agree.values()), sum(vague.values()))
+    print(f"bad lines: {bad}")
+    return bad
+
+
+def print_counts(name: str, lines: int, agreeing: int, vague: int) -> None:
+    share = agreeing / lines if lines else 0.0
+    print(f"{name}: {lines} lines, merchant agrees {agreeing} ({share:.0%}), vague {vague}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--check", type=Path, help="verify a labelled file's ids and paths")
+    args = parser.parse_args()
+    if args.check:
+        sys.exit(1 if check(args.check) else 0)
+    for line in draw_sample():
+        unlabelled = {key: line[key] for key in ("product", "taxonomy", "source", "devLine")}
+        print(json.dumps(unlabelled, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()
