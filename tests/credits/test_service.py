@@ -131,8 +131,8 @@ def test_renewal_restores_the_allowance_and_keeps_top_up(database, monkeypatch):
 
 def test_holds_past_their_expiry_are_refunded(database):
     account_id = new_account(database, monthly=3)
-    stale = hold_id(database, account_id, expires_in=timedelta(minutes=15))
-    fresh = hold_id(database, account_id, expires_in=timedelta(minutes=15))
+    stale = hold_id(database, account_id, expires_at=utcnow() + timedelta(minutes=15))
+    fresh = hold_id(database, account_id, expires_at=utcnow() + timedelta(minutes=15))
     owned = hold_id(database, account_id)
     with database.session() as session:
         session.execute(

@@ -9,6 +9,7 @@ from datetime import timedelta
 import pytest
 
 from shared.credits import service as credits
+from shared.db.base import utcnow
 from shared.credits.errors import InsufficientCredits
 from shared.flows.classify import classify, refund_unsettled
 from shared.flows.outcomes import Classified, Failed, RateLimited, from_message, to_message
@@ -105,7 +106,7 @@ def test_reservations_nobody_settled_are_refunded_once(database):
     account_id = new_account(database)
     # What a front that died between reserving and hearing back leaves behind.
     with database.session() as session:
-        credits.hold(session, account_id, expires_in=timedelta(seconds=-1))
+        credits.hold(session, account_id, expires_at=utcnow() + timedelta(seconds=-1))
     assert balance(database, account_id) == 2
     assert refund_unsettled(database) == 1
     assert refund_unsettled(database) == 0
