@@ -90,8 +90,10 @@ class RedisReplies:
         while True:
             try:
                 await self._read()
-            except (redis.RedisError, OSError) as exc:
-                logger.warning("reply channel %s lost (%r); subscribing again", self.channel, exc)
+            except Exception:
+                # Whatever ended it (a lost connection, a malformed message),
+                # the process keeps a reader: every reply of the process needs it.
+                logger.exception("reply channel %s lost; subscribing again", self.channel)
             finally:
                 self._subscribed.clear()
             await asyncio.sleep(RECONNECT_DELAY_SECONDS)
