@@ -192,7 +192,10 @@ def perform(
         logger.warning("nobody received the answer of reservation %s; refunding", reservation_id)
         _refund(database, reservation_id, OUTCOME_CANCELLED)
     elif not _consume(database, reservation_id, found=result.category is not None):
-        logger.warning("reservation %s was refunded or past its deadline; not charged", reservation_id)
+        logger.warning(
+            "answered but not charged: reservation %s was refunded or is past its deadline",
+            reservation_id,
+        )
 
 
 def _refund_then_answer(
