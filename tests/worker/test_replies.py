@@ -49,15 +49,15 @@ def test_a_slow_reply_arrives_and_the_worker_knows_it_was_received(replies):
     assert received == [True]
 
 
-def test_a_reply_nobody_waits_for_any_more_is_not_received(replies):
+def test_once_the_waiter_is_gone_only_the_redis_channel_still_counts_as_received(replies):
     key = replies.new_key()
 
     async def scenario():
         await replies.expect(key)
         replies.forget(key)
         try:
-            # On Redis the front process still listens: its reader sees a
-            # request it does not know; the worker cannot tell (see perform).
+            # PUBLISH counts the front process that still listens, not the
+            # request: there the front's refund and the deadline decide.
             return await asyncio.to_thread(replies.publish, key, {"status": 200})
         finally:
             await replies.close()
