@@ -45,7 +45,7 @@ def build_context(
             if redis_url
             else InProcessAccountLimiter()
         ),
-        replies=replies or make_replies(redis_url, redis_pool),
+        replies=replies or make_replies(redis_url, settings.redis_namespace),
         taxonomy_versions=taxonomy_versions(settings),
         tasks=tasks,
     )

@@ -13,7 +13,7 @@ from shared.accounts.service import RateLimits
 from shared.db.session import Database
 from shared.ratelimit.accounts import InProcessAccountLimiter, RedisAccountLimiter
 from shared.settings import Settings
-from worker.replies import InProcessReplies, RedisReplies, new_reply_key
+from worker.replies import InProcessReplies, RedisReplies
 
 
 @dataclass
@@ -35,7 +35,7 @@ class ApiContext:
         )
 
     def new_reply_key(self) -> str:
-        return new_reply_key(self.settings.redis_namespace)
+        return self.replies.new_key()
 
     async def close(self) -> None:
         await self.limiter.close()

@@ -173,15 +173,11 @@ class Settings:
     )
     classify_timeout_seconds: float = setting(
         "CLASSIFY_TIMEOUT_SECONDS", 30.0,
-        "how long a front waits for a worker before a 500 and a refund", minimum=0,
-    )
-    reservation_ttl_seconds: int = setting(
-        "RESERVATION_TTL_SECONDS", 15 * 60,
-        "a credit reserved this long and never settled is refunded by the sweep", minimum=1,
+        "a request's deadline: its answer by then, charged only for a 200 by then", minimum=0,
     )
     reservation_sweep_interval_seconds: int = setting(
         "RESERVATION_SWEEP_INTERVAL_SECONDS", 60,
-        "time between sweeps of unsettled reservations (0: none)", minimum=0,
+        "time between sweeps refunding credits held past their deadline (0: none)", minimum=0,
     )
     default_per_minute: int = setting(
         "DEFAULT_PER_MINUTE", 200, "account limit a minute when the account sets none", minimum=0

@@ -1,68 +1,128 @@
 """How a worker hands an outcome back to the front that is waiting for it.
 
-With Redis, the worker pushes the outcome on a short-lived list that the front
-waits on with BLPOP (without blocking its event loop). In the embedded mode,
+A reply's address names the front process's channel and the request. With
+Redis, each front process subscribes to one channel of its own (pub/sub) and
+one reader hands each message to the request waiting for it; the worker
+PUBLISHes, and Redis says how many subscribers received it: none when the
+front process is gone (its connection closed with it). In the embedded mode,
 worker and front share a process, and the outcome resolves an asyncio future.
+
+`publish` answers whether the front received the outcome: the worker charges
+the credit only then (shared.flows.classify.perform).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import logging
 import threading
 import uuid
-from dataclasses import replace
 
 import redis
 import redis.asyncio as aioredis
 
-from shared.redis_pool import DEFAULT_REDIS_POOL, RedisPoolLimits
+logger = logging.getLogger(__name__)
 
-REPLY_TTL_SECONDS = 120
-
-
-def new_reply_key(namespace: str) -> str:
-    return f"{namespace}:reply:{uuid.uuid4().hex}"
+# The reader PINGs a channel that has been quiet this long, and reconnects
+# when nothing (not even the PONG) came for twice as long: a Redis that
+# stalls without closing the connection.
+HEARTBEAT_SECONDS = 1.0
+RECONNECT_DELAY_SECONDS = 0.5
+# The worker's PUBLISH and its connection; an error counts as not received.
+PUBLISH_TIMEOUT_SECONDS = 5.0
 
 
 class RedisReplies:
-    def __init__(self, url: str, pool: RedisPoolLimits = DEFAULT_REDIS_POOL) -> None:
+    def __init__(self, url: str, namespace: str = "taxonomist") -> None:
         self._url = url
-        self._pool = pool
-        self._sync: redis.Redis | None = None
-        self._async: aioredis.Redis | None = None
+        self.channel = f"{namespace}:replies:{uuid.uuid4().hex}"
+        self._waiting: dict[str, asyncio.Future] = {}
+        self._subscribed = asyncio.Event()
+        self._reader: asyncio.Task | None = None
+        self._publisher: redis.Redis | None = None
 
-    def publish(self, key: str, payload: dict) -> None:
-        if self._sync is None:
-            self._sync = redis.Redis.from_url(self._url)
-        with self._sync.pipeline() as pipe:
-            pipe.rpush(key, json.dumps(payload))
-            pipe.expire(key, REPLY_TTL_SECONDS)
-            pipe.execute()
+    def new_key(self) -> str:
+        # The channel, then the request: `publish` splits at the last colon.
+        return f"{self.channel}:{uuid.uuid4().hex}"
 
-    def expect(self, key: str) -> None:
-        """Nothing to prepare: the list outlives a late waiter."""
-
-    async def wait(self, key: str, timeout: float) -> dict:
-        if self._async is None:
-            # Each waiter holds a connection for as long as it waits: the
-            # waiters beyond the pool's size queue for one within their own
-            # deadline, and BLPOP needs no socket timeout of its own.
-            self._async = replace(self._pool, timeout_seconds=None).client(
-                self._url, socket_timeout=None
+    def publish(self, key: str, payload: dict) -> bool:
+        channel, _, request = key.rpartition(":")
+        if self._publisher is None:
+            self._publisher = redis.Redis.from_url(
+                self._url,
+                socket_timeout=PUBLISH_TIMEOUT_SECONDS,
+                socket_connect_timeout=PUBLISH_TIMEOUT_SECONDS,
             )
-        async with asyncio.timeout(timeout):
-            answer = await self._async.blpop([key], timeout=timeout)
-        if answer is None:
-            raise TimeoutError(key)
-        return json.loads(answer[1])
+        message = json.dumps({"request": request, "outcome": payload})
+        try:
+            return self._publisher.publish(channel, message) > 0
+        except redis.RedisError:
+            logger.exception("could not publish the reply on %s", channel)
+            return False
+
+    async def expect(self, key: str) -> None:
+        """Register the waiter, and return once the channel is subscribed, so
+        that no reply can come first and be lost."""
+        if self._reader is None:
+            self._reader = asyncio.create_task(self._read_forever())
+        self._waiting[key.rpartition(":")[2]] = asyncio.get_running_loop().create_future()
+        await self._subscribed.wait()
+
+    async def wait(self, key: str) -> dict:
+        return await self._waiting[key.rpartition(":")[2]]
 
     def forget(self, key: str) -> None:
-        """Nothing to clean: the list expires."""
+        self._waiting.pop(key.rpartition(":")[2], None)
 
     async def close(self) -> None:
-        if self._async is not None:
-            await self._async.aclose()
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
+        if self._publisher is not None:
+            self._publisher.close()
+
+    async def _read_forever(self) -> None:
+        """Hand each reply to its waiter; a lost connection is opened again
+        (the requests waiting meanwhile end at their deadline)."""
+        while True:
+            try:
+                await self._read()
+            except Exception:
+                # Whatever ended it (a lost connection, a malformed message),
+                # the process keeps a reader: every reply of the process needs it.
+                logger.exception("reply channel %s lost; subscribing again", self.channel)
+            finally:
+                self._subscribed.clear()
+            await asyncio.sleep(RECONNECT_DELAY_SECONDS)
+
+    async def _read(self) -> None:
+        client = aioredis.Redis.from_url(
+            self._url, socket_connect_timeout=PUBLISH_TIMEOUT_SECONDS
+        )
+        async with client, client.pubsub() as pubsub:
+            await pubsub.subscribe(self.channel)
+            loop = asyncio.get_running_loop()
+            heard_at = loop.time()
+            while True:
+                message = await pubsub.get_message(timeout=HEARTBEAT_SECONDS)
+                if message is None:
+                    if loop.time() - heard_at > 2 * HEARTBEAT_SECONDS:
+                        raise redis.ConnectionError("the reply channel stopped answering")
+                    await pubsub.ping()
+                    continue
+                heard_at = loop.time()
+                if message["type"] == "subscribe":
+                    self._subscribed.set()
+                elif message["type"] == "message":
+                    self._deliver(json.loads(message["data"]))
+
+    def _deliver(self, message: dict) -> None:
+        waiter = self._waiting.get(message["request"])
+        if waiter is not None:
+            _resolve(waiter, message["outcome"])
 
 
 class InProcessReplies:
@@ -70,26 +130,31 @@ class InProcessReplies:
         self._waiting: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future]] = {}
         self._lock = threading.Lock()
 
-    def expect(self, key: str) -> None:
+    def new_key(self) -> str:
+        return uuid.uuid4().hex
+
+    async def expect(self, key: str) -> None:
         """Register the waiter before the task is sent, so no reply can come first."""
         loop = asyncio.get_running_loop()
         with self._lock:
             self._waiting[key] = (loop, loop.create_future())
 
-    def publish(self, key: str, payload: dict) -> None:
+    def publish(self, key: str, payload: dict) -> bool:
         with self._lock:
             waiter = self._waiting.get(key)
-        if waiter is not None:
-            loop, future = waiter
+        if waiter is None or waiter[1].done():
+            return False
+        loop, future = waiter
+        try:
             loop.call_soon_threadsafe(_resolve, future, payload)
+        except RuntimeError:  # the front's loop has closed: nobody receives it
+            return False
+        return True
 
-    async def wait(self, key: str, timeout: float) -> dict:
+    async def wait(self, key: str) -> dict:
         with self._lock:
             _, future = self._waiting[key]
-        try:
-            return await asyncio.wait_for(future, timeout)
-        finally:
-            self.forget(key)
+        return await future
 
     def forget(self, key: str) -> None:
         with self._lock:
@@ -104,7 +169,5 @@ def _resolve(future: asyncio.Future, payload: dict) -> None:
         future.set_result(payload)
 
 
-def make_replies(
-    redis_url: str, pool: RedisPoolLimits = DEFAULT_REDIS_POOL
-) -> RedisReplies | InProcessReplies:
-    return RedisReplies(redis_url, pool) if redis_url else InProcessReplies()
+def make_replies(redis_url: str, namespace: str) -> RedisReplies | InProcessReplies:
+    return RedisReplies(redis_url, namespace) if redis_url else InProcessReplies()

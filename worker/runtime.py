@@ -27,7 +27,7 @@ class WorkerRuntime:
             settings=settings,
             database=Database.of(settings),
             classifier=build_classifier(settings, make_call_slots(settings)),
-            replies=replies or make_replies(settings.shared_redis_url),
+            replies=replies or make_replies(settings.shared_redis_url, settings.redis_namespace),
         )
 
 

@@ -9,7 +9,7 @@ from celery.signals import worker_init, worker_process_init
 
 from shared.classification.models import ClassificationRequest
 from shared.flows.classify import perform
-from shared.flows.outcomes import Failed, to_message
+from shared.flows.outcomes import Outcome, to_message
 from shared.flows.queue import CLASSIFY_TASK
 from worker import runtime
 
@@ -20,21 +20,24 @@ logger = logging.getLogger(__name__)
 def classify(request: dict, reservation_id: str, reply_key: str, with_candidates: bool = False) -> None:
     # Arguments carry the product text: Flower is told to hide them (see docs).
     current = runtime.current()
+
+    def answer(outcome: Outcome) -> bool:
+        return current.replies.publish(reply_key, to_message(outcome))
+
     try:
-        outcome = perform(
+        perform(
             current.classifier,
             current.database,
             ClassificationRequest.from_dict(request),
             reservation_id,
+            answer,
             with_candidates,
         )
     except Exception:
-        # The credit could not be settled (the database away): the client gets
-        # its 500 now rather than at its deadline, and the reservation, still
-        # open, is refunded by the stale sweep.
-        logger.exception("could not settle reservation %s; answering 500", reservation_id)
-        outcome = Failed()
-    current.replies.publish(reply_key, to_message(outcome))
+        # The credit could not be settled (the database away): the client has
+        # its answer already, and the reservation, still open, cannot be
+        # consumed after its deadline and is refunded by the stale sweep.
+        logger.exception("could not settle reservation %s", reservation_id)
 
 
 @worker_init.connect

@@ -1,10 +1,14 @@
 """POST /api/v1/products/categorize: the classify use case, in HTTP.
 
 Order: authentication (401), the account's rate limit (429), body size (413),
-JSON and fields (400), credits (403), then the classification itself.
+JSON and fields (400), credits (403), then the classification itself. All of
+it answers within CLASSIFY_TIMEOUT_SECONDS, a stalled database included.
 """
 
 from __future__ import annotations
+
+import asyncio
+import logging
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -14,18 +18,42 @@ from api.admission import admit
 from api.body import read_capped_body
 from shared.credits.errors import InsufficientCredits
 from shared.flows.classify import classify
+from shared.flows.deadline import Deadline
 from shared.flows.outcomes import Classified, Outcome, RateLimited
 from shared.validation import BodyTooLarge, InvalidRequest
 
+logger = logging.getLogger(__name__)
+
 
 async def categorize(request: Request) -> Response:
+    deadline = Deadline.after(request.app.state.context.settings.classify_timeout_seconds)
+    # A task rather than a cancel scope: a thread stuck in a stalled database
+    # cannot be interrupted, and the answer must not wait for it. Cancelled,
+    # the task ends when its thread does; a credit it held by then cannot be
+    # consumed after the deadline and is refunded by the sweep.
+    answering = asyncio.ensure_future(_categorize(request, deadline))
+    await asyncio.wait({answering}, timeout=deadline.remaining())
+    if answering.done():
+        return answering.result()
+    answering.cancel()
+    answering.add_done_callback(_report_late_end)
+    logger.error("no answer by the deadline (%g s): answering 500", deadline.seconds)
+    return errors.internal_error()
+
+
+def _report_late_end(answering: asyncio.Future) -> None:
+    if not answering.cancelled() and answering.exception() is not None:
+        logger.error("a request past its deadline ended with %r", answering.exception())
+
+
+async def _categorize(request: Request, deadline: Deadline) -> Response:
     caller = await admit(request)
     if isinstance(caller, Response):
         return caller
     context = caller.context
     try:
         body = await read_capped_body(request, context.settings.max_body_bytes)
-        outcome = await classify(context, caller.account.id, body)
+        outcome = await classify(context, caller.account.id, body, deadline=deadline)
     except BodyTooLarge:
         return errors.too_large()
     except InvalidRequest as exc:

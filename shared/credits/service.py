@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
-from sqlalchemy import case, select, update
+from sqlalchemy import ColumnElement, case, func, or_, select, true, update
 from sqlalchemy.orm import Session
 
 from shared.credits import cycle, usage
@@ -128,13 +128,14 @@ def hold(
     account_id: int,
     count: int = 1,
     *,
-    expires_in: timedelta | None = None,
+    expires_at: datetime | None = None,
     note: str | None = None,
 ) -> CreditHold:
     """Take `count` credits, monthly ones first, all or none (InsufficientCredits).
 
-    With `expires_in`, the units still open then are refunded by `expire_stale`
-    (work whose process died); without it the caller ends every unit itself.
+    With `expires_at`, the units still open then cannot be consumed any more
+    and are refunded by `expire_stale` (a request's deadline, work whose
+    process died); without it the caller ends every unit itself.
     """
     if count < 1:
         raise ValueError("A hold is one credit or more.")
@@ -152,7 +153,7 @@ def hold(
         renews_at=balance.renews_at,
         consumed=0,
         refunded=0,
-        expires_at=utcnow() + expires_in if expires_in is not None else None,
+        expires_at=expires_at,
     )
     session.add(held)
     session.add(
@@ -172,12 +173,27 @@ def hold(
 def consume(session: Session, hold_id: str, outcome: str, count: int = 1) -> bool:
     """Mark `count` units as done and paid; `outcome` is OUTCOME_FOUND or OUTCOME_NOT_FOUND.
 
-    False, and nothing changes, if fewer than `count` units of the hold are still open.
-    The balance does not move: the hold took the credits already.
+    False, and nothing changes, if fewer than `count` units of the hold are
+    still open, or if the hold has expired by the database's clock when the
+    compare-and-set runs (a front that gave up on its request at that
+    deadline answered no 200). The balance does not move: the hold took the
+    credits already.
     """
     if outcome not in PAID_OUTCOMES:
         raise ValueError(f"not an outcome that is paid for: {outcome}")
-    return _end(session, hold_id, outcome, count, CreditHold.consumed) is not None
+    before_expiry = or_(
+        CreditHold.expires_at.is_(None), CreditHold.expires_at > _database_clock(session)
+    )
+    return _end(session, hold_id, outcome, count, CreditHold.consumed, before_expiry) is not None
+
+
+def _database_clock(session: Session) -> ColumnElement:
+    """The database's time when the statement runs: PostgreSQL's `now()` is its
+    transaction's start, `clock_timestamp()` the moment itself; SQLite keeps
+    datetimes as text in this shape (UTC)."""
+    if session.get_bind().dialect.name == "sqlite":
+        return func.strftime("%Y-%m-%d %H:%M:%f", "now")
+    return func.clock_timestamp()
 
 
 def refund(session: Session, hold_id: str, outcome: str, count: int = 1) -> bool:
@@ -208,22 +224,33 @@ def refund(session: Session, hold_id: str, outcome: str, count: int = 1) -> bool
 
 
 def _end(
-    session: Session, hold_id: str, outcome: str, count: int, counter
+    session: Session,
+    hold_id: str,
+    outcome: str,
+    count: int,
+    counter,
+    condition: ColumnElement[bool] | None = None,
 ) -> tuple[CreditHold, CreditBalance] | None:
-    """Add `count` to the hold's `counter` if that many units are open, and record the outcome."""
+    """Add `count` to the hold's `counter` if that many units are open (and
+    `condition` holds), and record the outcome."""
     if count < 1:
         raise ValueError("A hold ends one unit or more at a time.")
     account_id = session.scalar(select(CreditHold.account_id).where(CreditHold.id == hold_id))
     if account_id is None:
         raise HoldNotFound(hold_id)
     balance = _locked_balance(session, account_id)
+    # Written before the compare-and-set and withdrawn if it fails, so that
+    # the compare-and-set is the last statement before COMMIT: a consume
+    # judged on time commits right after its judgement.
+    record = usage.record(session, account_id, outcome, count)
+    session.flush()
     ended_units = CreditHold.consumed + CreditHold.refunded + count
     size = CreditHold.monthly + CreditHold.topup
     # The condition is the compare-and-set that ends each unit once; a hold
     # with nothing left open leaves the index the stale sweep reads.
     changed = session.execute(
         update(CreditHold)
-        .where(CreditHold.id == hold_id, ended_units <= size)
+        .where(CreditHold.id == hold_id, ended_units <= size, true() if condition is None else condition)
         .values(
             {
                 counter: counter + count,
@@ -234,8 +261,8 @@ def _end(
         )
     ).rowcount  # type: ignore[attr-defined]  # an UPDATE's CursorResult
     if not changed:
+        session.delete(record)
         return None
-    usage.record(session, account_id, outcome, count)
     return session.get_one(CreditHold, hold_id, populate_existing=True), balance
 
 

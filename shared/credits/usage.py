@@ -45,12 +45,14 @@ class DayUsage:
         return self.found + self.not_found + self.failed + self.cancelled + self.rate_limited
 
 
-def record(session: Session, account_id: int, outcome: str, count: int) -> None:
+def record(session: Session, account_id: int, outcome: str, count: int) -> UsageRecord:
     """`count` classifications of the account ended with `outcome` just now."""
     now = utcnow()
-    session.add(
-        UsageRecord(account_id=account_id, day=now.date(), outcome=outcome, count=count, created_at=now)
+    entry = UsageRecord(
+        account_id=account_id, day=now.date(), outcome=outcome, count=count, created_at=now
     )
+    session.add(entry)
+    return entry
 
 
 def daily_usage(session: Session, account_id: int, days: int = CHART_DAYS) -> list[DayUsage]:

@@ -21,7 +21,7 @@ def sweep_jobs(settings: Settings, database: Database, sender: TaskSender) -> No
 
 
 def sweep_reservations(database: Database) -> int:
-    """Refund the synchronous credits held past their time to live (set when they were held)."""
+    """Refund the synchronous credits held past their request's deadline and never settled."""
     refunded = refund_unsettled(database)
     if refunded:
         logger.warning("refunded %d reservations that were never settled", refunded)

@@ -37,7 +37,7 @@ def test_reservations_left_by_a_crash_are_refunded_when_a_front_starts(tmp_path,
     customer = make_customer(database_url, monthly=2)
     database = Database(database_url)
     with database.session() as session:
-        orphan = credits.hold(session, customer.account_id, expires_in=timedelta(minutes=15))
+        orphan = credits.hold(session, customer.account_id, expires_at=utcnow() + timedelta(minutes=15))
         session.execute(
             update(CreditHold)
             .where(CreditHold.id == orphan.id)

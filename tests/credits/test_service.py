@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from datetime import timedelta
 
 import pytest
@@ -18,6 +19,7 @@ from shared.credits.models import (
     OUTCOME_FOUND,
     CreditHold,
     LedgerEntry,
+    UsageRecord,
 )
 from shared.db.base import utcnow
 
@@ -131,8 +133,8 @@ def test_renewal_restores_the_allowance_and_keeps_top_up(database, monkeypatch):
 
 def test_holds_past_their_expiry_are_refunded(database):
     account_id = new_account(database, monthly=3)
-    stale = hold_id(database, account_id, expires_in=timedelta(minutes=15))
-    fresh = hold_id(database, account_id, expires_in=timedelta(minutes=15))
+    stale = hold_id(database, account_id, expires_at=utcnow() + timedelta(minutes=15))
+    fresh = hold_id(database, account_id, expires_at=utcnow() + timedelta(minutes=15))
     owned = hold_id(database, account_id)
     with database.session() as session:
         session.execute(
@@ -215,3 +217,49 @@ def test_concurrent_ends_of_one_hold_end_each_unit_once(database):
     # Whatever the interleaving, the refunds came back and the ledger explains the balance.
     assert view.total == ended.refunded
     assert ledger_totals(database, account_id) == (view.monthly, view.topup)
+
+
+def usage_outcomes(database, account_id) -> list[str]:
+    with database.session() as session:
+        return list(
+            session.scalars(select(UsageRecord.outcome).where(UsageRecord.account_id == account_id))
+        )
+
+
+def test_a_request_is_settled_once_by_whoever_comes_first(database):
+    # The front's refund at its deadline against the worker's consume.
+    account_id = new_account(database, monthly=3)
+    deadline = utcnow() + timedelta(minutes=1)
+    consumed_first = hold_id(database, account_id, expires_at=deadline)
+    refunded_first = hold_id(database, account_id, expires_at=deadline)
+    with database.session() as session:
+        assert credits.consume(session, consumed_first, OUTCOME_FOUND) is True
+        assert credits.refund(session, consumed_first, OUTCOME_FAILED) is False
+        assert credits.refund(session, refunded_first, OUTCOME_FAILED) is True
+        assert credits.consume(session, refunded_first, OUTCOME_FOUND) is False
+    assert balance(database, account_id).monthly == 2
+    assert sorted(usage_outcomes(database, account_id)) == [OUTCOME_FAILED, OUTCOME_FOUND]
+
+
+def test_a_hold_past_its_deadline_cannot_be_consumed(database):
+    account_id = new_account(database, monthly=1)
+    late = hold_id(database, account_id, expires_at=utcnow() - timedelta(milliseconds=1))
+    with database.session() as session:
+        assert credits.consume(session, late, OUTCOME_FOUND) is False
+    assert usage_outcomes(database, account_id) == []
+    # Still open: the sweep gives it back.
+    with database.session() as session:
+        assert credits.expire_stale(session) == 1
+    assert balance(database, account_id).monthly == 1
+
+
+def test_the_deadline_is_judged_when_the_consume_runs_not_when_its_transaction_began(database):
+    account_id = new_account(database, monthly=1)
+    held = hold_id(database, account_id, expires_at=utcnow() + timedelta(seconds=1))
+    with database.session() as session:
+        # The transaction starts before the deadline (PostgreSQL's now() is this moment)...
+        session.execute(select(func.count()).select_from(CreditHold))
+        time.sleep(1.5)
+        # ...and its consume runs after it.
+        assert credits.consume(session, held, OUTCOME_FOUND) is False
+    assert usage_outcomes(database, account_id) == []

@@ -16,7 +16,7 @@ from shared.flows.outcomes import to_message
 from shared.ratelimit.accounts import InProcessAccountLimiter
 from shared.settings import Settings
 from shared.taxonomy.models import Candidate, Category
-from worker.replies import InProcessReplies, new_reply_key
+from worker.replies import InProcessReplies
 
 KNIVES = Category("1", "Knives", "Kitchen > Knives", None, 1, True)
 FORKS = Category("2", "Forks", "Kitchen > Forks", None, 1, True)
@@ -75,14 +75,14 @@ class InlineWorker:
 
     def send_task(self, name, args=None, **options):
         request, reservation_id, reply_key, with_candidates = args
-        outcome = perform(
+        perform(
             self.classifier,
             self.database,
             ClassificationRequest.from_dict(request),
             reservation_id,
+            lambda outcome: self.replies.publish(reply_key, to_message(outcome)),
             with_candidates,
         )
-        self.replies.publish(reply_key, to_message(outcome))
 
 
 @dataclass
@@ -103,4 +103,4 @@ class TestFront:
             self.tasks = InlineWorker(self.database, self.replies)
 
     def new_reply_key(self) -> str:
-        return new_reply_key("test")
+        return self.replies.new_key()

@@ -4,19 +4,27 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+import time
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 import pytest
 
 from shared.credits import service as credits
+from shared.db.base import utcnow
 from shared.credits.errors import InsufficientCredits
-from shared.flows.classify import classify, refund_unsettled
+from shared.classification.models import ClassificationRequest
+from shared.credits.models import OUTCOME_FOUND
+from shared.db.session import Database
+from shared.flows.classify import classify, perform, refund_unsettled
 from shared.flows.outcomes import Classified, Failed, RateLimited, from_message, to_message
 from shared.flows.queue import CLASSIFY_TASK, INTERACTIVE_QUEUE
 from shared.settings import Settings
 from shared.validation import BodyTooLarge, InvalidRequest
 from tests.flows.helpers import (
     BROKEN_PRODUCT,
+    KnifeClassifier,
     RATE_LIMITED_PRODUCT,
     RETRY_AFTER_SECONDS,
     RecordingSender,
@@ -24,6 +32,7 @@ from tests.flows.helpers import (
     balance,
     new_account,
 )
+from worker.replies import InProcessReplies
 
 
 def body(product: str, **fields) -> bytes:
@@ -105,7 +114,7 @@ def test_reservations_nobody_settled_are_refunded_once(database):
     account_id = new_account(database)
     # What a front that died between reserving and hearing back leaves behind.
     with database.session() as session:
-        credits.hold(session, account_id, expires_in=timedelta(seconds=-1))
+        credits.hold(session, account_id, expires_at=utcnow() + timedelta(seconds=-1))
     assert balance(database, account_id) == 2
     assert refund_unsettled(database) == 1
     assert refund_unsettled(database) == 0
@@ -120,3 +129,83 @@ def test_an_outcome_crosses_the_queue_as_its_kind(outcome):
     message = to_message(outcome)
     assert "status" not in message
     assert from_message(json.loads(json.dumps(message))) == outcome
+
+
+@dataclass
+class WorkerWithASlowReply:
+    """A worker that consumes at `consume_at` seconds and whose reply reaches
+    the front `REPLY_DELAY_SECONDS` later (a reply slow on its way)."""
+
+    database: Database
+    replies: InProcessReplies
+    consume_at: float
+    consumed: list[bool] = field(default_factory=list)
+
+    def send_task(self, name, args=None, **options):
+        _, reservation_id, reply_key, _ = args
+
+        def work():
+            time.sleep(self.consume_at)
+            with self.database.session() as session:
+                self.consumed.append(credits.consume(session, reservation_id, OUTCOME_FOUND))
+            time.sleep(REPLY_DELAY_SECONDS)
+            self.replies.publish(reply_key, to_message(Classified({"success": True}, [])))
+
+        threading.Thread(target=work).start()
+
+
+REPLY_DELAY_SECONDS = 0.8
+
+
+@pytest.mark.parametrize(
+    "consume_at, expected, charged",
+    [
+        # Before the front settles (1.5 s into its 2 s): its refund loses, it
+        # awaits the reply sent before the consume, and answers it.
+        (1.0, Classified({"success": True}, []), True),
+        # After: the front's refund wins, its answer is a 500, the consume fails.
+        (1.7, Failed(), False),
+    ],
+)
+def test_at_its_deadline_the_front_and_the_worker_settle_once(database, consume_at, expected, charged):
+    account_id = new_account(database)
+    front = TestFront(database, settings=Settings(classify_timeout_seconds=2.0))
+    front.tasks = WorkerWithASlowReply(database, front.replies, consume_at)
+    assert run(front, account_id, body("chef knife")) == expected
+    time.sleep(consume_at + REPLY_DELAY_SECONDS)
+    assert front.tasks.consumed == [charged]
+    assert balance(database, account_id) == (2 if charged else 3)
+
+
+def perform_with(database, reservation_id, received: bool) -> list:
+    answers = []
+
+    def answer(outcome):
+        answers.append(outcome)
+        return received
+
+    perform(KnifeClassifier(), database, ClassificationRequest("chef knife"), reservation_id, answer)
+    return answers
+
+
+@pytest.mark.parametrize("received, left", [(True, 2), (False, 3)])
+def test_the_worker_charges_only_an_answer_that_was_received(database, received, left):
+    account_id = new_account(database)
+    with database.session() as session:
+        held = credits.hold(session, account_id, expires_at=utcnow() + timedelta(minutes=1)).id
+    (answer,) = perform_with(database, held, received)
+    assert isinstance(answer, Classified)
+    assert balance(database, account_id) == left
+    with database.session() as session:
+        # Settled either way: nothing left for the sweep.
+        assert credits.expire_stale(session) == 0
+
+
+def test_an_answer_received_past_the_deadline_is_not_charged(database):
+    account_id = new_account(database)
+    with database.session() as session:
+        held = credits.hold(session, account_id, expires_at=utcnow() - timedelta(seconds=1)).id
+    (answer,) = perform_with(database, held, received=True)
+    assert isinstance(answer, Classified)
+    assert refund_unsettled(database) == 1
+    assert balance(database, account_id) == 3

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 
 from shared.credits import service as credits
+from shared.db.base import utcnow
 from shared.settings import Settings
 from tests.credits.test_service import balance, new_account
 from shared.flows.queue import BULK_QUEUE, CLASSIFY_TASK, INTERACTIVE_QUEUE, RUN_CHUNK_TASK
@@ -53,8 +54,8 @@ def test_the_embedded_timer_refunds_a_stale_reservation(database):
     account_id = new_account(database, monthly=2)
     with database.session() as session:
         # One hold whose time to live has passed, one still within it.
-        credits.hold(session, account_id, expires_in=timedelta(hours=-1))
-        credits.hold(session, account_id, expires_in=timedelta(hours=1))
+        credits.hold(session, account_id, expires_at=utcnow() + timedelta(hours=-1))
+        credits.hold(session, account_id, expires_at=utcnow() + timedelta(hours=1))
     # No job sweep: the PostgreSQL database is shared with other tests' stacks.
     settings = Settings(reservation_sweep_interval_seconds=1, job_sweep_interval_seconds=0)
     stop = start_embedded_timer(make_celery(settings), database)

@@ -1,5 +1,6 @@
-"""A worker that cannot settle the credit still answers: a 500 at once, the credit left
-reserved for the stale sweep."""
+"""A worker that cannot settle the credit has answered already (it answers before it
+charges): the client gets its 200 at once and is not charged; the credit, left
+reserved, goes back with the stale sweep."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from datetime import timedelta
 import httpx
 from sqlalchemy import update
 
-from api.errors import INTERNAL_ERROR
 from shared.credits import service as credits
 from shared.credits.models import CreditHold
 from shared.db.base import utcnow
@@ -31,7 +31,7 @@ def wait_ready(worker: Process) -> None:
         time.sleep(0.2)
 
 
-def test_a_worker_without_its_database_answers_500_at_once(production: Stack, tmp_path):
+def test_a_worker_without_its_database_answers_at_once_and_charges_nothing(production: Stack, tmp_path):
     # A queue of their own, so that only this worker takes the task.
     env = dict(production.env, REDIS_NAMESPACE=f"{production.env['REDIS_NAMESPACE']}-no-db")
     worker = Process(
@@ -49,15 +49,15 @@ def test_a_worker_without_its_database_answers_500_at_once(production: Stack, tm
         front.stop()
         worker.stop()
         delete_redis_keys(env["REDIS_NAMESPACE"])
-    assert (response.status_code, response.text) == (500, INTERNAL_ERROR)
-    # Well before CLASSIFY_TIMEOUT_SECONDS (30 s): the worker said so.
+    assert response.status_code == 200 and response.json()["success"] is True
+    # Well before CLASSIFY_TIMEOUT_SECONDS (30 s): the worker answered before settling.
     assert elapsed < 10
     assert "could not settle reservation" in worker.log()
     assert production.balance(customer).total == 0
     database = Database(production.database_url)
     try:
         with database.session() as session:
-            # As if RESERVATION_TTL_SECONDS had passed since the credit was held.
+            # As if the request's deadline (its hold's expiry) had passed.
             session.execute(
                 update(CreditHold)
                 .where(CreditHold.account_id == customer.account_id)
