@@ -38,6 +38,6 @@ class ApiContext:
         return new_reply_key(self.settings.redis_namespace)
 
     async def close(self) -> None:
-        await self.limiter.close()
+        self.limiter.close()
         await self.replies.close()
         self.database.dispose()

@@ -1,7 +1,9 @@
 """POST /api/v1/products/categorize: the classify use case, in HTTP.
 
 Order: authentication (401), the account's rate limit (429), body size (413),
-JSON and fields (400), credits (403), then the classification itself.
+JSON and fields (400), credits (403), then the classification itself. The
+body is read first, up to its limit, so that the use case decides all of
+them in one transaction and one thread hop.
 """
 
 from __future__ import annotations
@@ -10,22 +12,22 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from api import errors
-from api.admission import admit
-from api.body import read_capped_body
+from api.body import read_body_within
+from api.context import ApiContext
+from shared.accounts.errors import InvalidApiKey
 from shared.credits.errors import InsufficientCredits
-from shared.flows.classify import classify
+from shared.flows.classify import BearerKey, classify
 from shared.flows.outcomes import Classified, Outcome, RateLimited
 from shared.validation import BodyTooLarge, InvalidRequest
 
 
 async def categorize(request: Request) -> Response:
-    caller = await admit(request)
-    if isinstance(caller, Response):
-        return caller
-    context = caller.context
+    context: ApiContext = request.app.state.context
+    body = await read_body_within(request, context.settings.max_body_bytes)
     try:
-        body = await read_capped_body(request, context.settings.max_body_bytes)
-        outcome = await classify(context, caller.account.id, body)
+        outcome = await classify(context, BearerKey(request.headers.get("authorization")), body)
+    except InvalidApiKey:
+        return errors.unauthorized()
     except BodyTooLarge:
         return errors.too_large()
     except InvalidRequest as exc:
