@@ -11,7 +11,6 @@ from starlette.responses import Response
 from api import errors
 from api.context import ApiContext
 from shared.accounts.errors import InvalidApiKey
-from shared.accounts.models import Account
 from shared.flows.admission import admit_alone
 from shared.flows.outcomes import RateLimited
 
@@ -19,7 +18,7 @@ from shared.flows.outcomes import RateLimited
 @dataclass(frozen=True, slots=True)
 class Caller:
     context: ApiContext
-    account: Account
+    account_id: int
 
 
 async def admit(request: Request) -> Caller | Response:
@@ -33,4 +32,4 @@ async def admit(request: Request) -> Caller | Response:
         return errors.unauthorized()
     if isinstance(admitted, RateLimited):
         return errors.rate_limited(admitted.retry_after)
-    return Caller(context, admitted)
+    return Caller(context, admitted.account_id)

@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 
 from typing import cast
 
-from sqlalchemy import Table, case, insert, select, update
+from sqlalchemy import Table, bindparam, case, insert, select, update
 from sqlalchemy.orm import Session
 
 from shared.credits import cycle, usage
@@ -40,11 +40,22 @@ from shared.credits.models import (
 )
 from shared.db.base import utcnow
 
-# The tables themselves: the hold's statements are Core ones (see `hold`).
-# (Declarative types `__table__` as any FromClause; it is a Table.)
+# The hold's statements, built once: building a statement and its cache key
+# cost more CPU than running it (see `hold`). Declarative types `__table__`
+# as any FromClause; it is a Table.
 _BALANCES = cast(Table, CreditBalance.__table__)
-_HOLDS = cast(Table, CreditHold.__table__)
-_LEDGER = cast(Table, LedgerEntry.__table__)
+_BALANCE_OF_ACCOUNT = _BALANCES.c.account_id == bindparam("of_account")
+# The no-op write takes the lock (see _locked_balance) and reads the row in
+# the same round trip.
+_LOCK_AND_READ_BALANCE = (
+    update(_BALANCES)
+    .where(_BALANCE_OF_ACCOUNT)
+    .values(account_id=_BALANCES.c.account_id)
+    .returning(_BALANCES.c.monthly, _BALANCES.c.topup, _BALANCES.c.renews_at)
+)
+_TAKE_FROM_BALANCE = update(_BALANCES).where(_BALANCE_OF_ACCOUNT)
+_NEW_HOLD = insert(cast(Table, CreditHold.__table__))
+_NEW_LEDGER_ENTRY = insert(cast(Table, LedgerEntry.__table__))
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,8 +164,8 @@ def hold(
     With `expires_in`, the units still open then are refunded by `expire_stale`
     (work whose process died); without it the caller ends every unit itself.
 
-    Every synchronous request makes one, so it is four Core statements (lock
-    and read, take, record the hold and its ledger entry), not an ORM flush.
+    Every synchronous request makes one, so it is four prebuilt Core
+    statements (lock and read, take, the hold, its ledger entry), not an ORM flush.
     """
     if count < 1:
         raise ValueError("A hold is one credit or more.")
@@ -162,46 +173,41 @@ def hold(
     if monthly + topup < count:
         raise InsufficientCredits("Insufficient credits.")
     held = Held(str(uuid.uuid4()), monthly=min(monthly, count), topup=count - min(monthly, count))
-    session.execute(
-        update(_BALANCES)
-        .where(_BALANCES.c.account_id == account_id)
-        .values(monthly=monthly - held.monthly, topup=topup - held.topup)
+    connection = session.connection()
+    connection.execute(
+        _TAKE_FROM_BALANCE,
+        {"of_account": account_id, "monthly": monthly - held.monthly, "topup": topup - held.topup},
     )
-    session.execute(
-        insert(_HOLDS).values(
-            id=held.id,
-            account_id=account_id,
-            monthly=held.monthly,
-            topup=held.topup,
-            renews_at=renews_at,
-            consumed=0,
-            refunded=0,
-            expires_at=utcnow() + expires_in if expires_in is not None else None,
-        )
+    connection.execute(
+        _NEW_HOLD,
+        {
+            "id": held.id,
+            "account_id": account_id,
+            "monthly": held.monthly,
+            "topup": held.topup,
+            "renews_at": renews_at,
+            "consumed": 0,
+            "refunded": 0,
+            "expires_at": utcnow() + expires_in if expires_in is not None else None,
+        },
     )
-    session.execute(
-        insert(_LEDGER).values(
-            account_id=account_id,
-            kind=ENTRY_HOLD,
-            monthly_delta=-held.monthly,
-            topup_delta=-held.topup,
-            hold_id=held.id,
-            note=note,
-        )
+    connection.execute(
+        _NEW_LEDGER_ENTRY,
+        {
+            "account_id": account_id,
+            "kind": ENTRY_HOLD,
+            "monthly_delta": -held.monthly,
+            "topup_delta": -held.topup,
+            "hold_id": held.id,
+            "note": note,
+        },
     )
     return held
 
 
 def _locked_balance_figures(session: Session, account_id: int) -> tuple[int, int, datetime]:
     """(monthly, top-up, renews_at) of the balance, under its write lock, renewed if due."""
-    # The no-op write takes the lock (see _locked_balance) and reads the row in
-    # the same round trip.
-    row = session.execute(
-        update(_BALANCES)
-        .where(_BALANCES.c.account_id == account_id)
-        .values(account_id=_BALANCES.c.account_id)
-        .returning(_BALANCES.c.monthly, _BALANCES.c.topup, _BALANCES.c.renews_at)
-    ).first()
+    row = session.connection().execute(_LOCK_AND_READ_BALANCE, {"of_account": account_id}).first()
     if row is None:
         raise InsufficientCredits("The account has no credit balance.")
     if row.renews_at > utcnow():

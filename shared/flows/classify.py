@@ -124,7 +124,7 @@ def _admit_and_hold(
             admitted = admission.admit(session, front, payer.authorization)
             if isinstance(admitted, RateLimited):
                 return admitted
-            account_id = admitted.id
+            account_id = admitted.account_id
         else:
             account_id = payer
         try:
