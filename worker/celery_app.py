@@ -10,6 +10,8 @@ environment when Celery asks for it.
 from __future__ import annotations
 
 import functools
+from concurrent.futures import Executor
+from typing import Any
 
 from celery import Celery
 
@@ -36,6 +38,17 @@ class TaxonomistCelery(Celery):
     def __init__(self, settings: Settings) -> None:
         super().__init__("taxonomist", include=TASK_MODULES, set_as_current=False)
         self.settings = settings
+        # The embedded mode's threads that run interactive tasks at once
+        # (worker.embedded); None: every task goes through the broker.
+        self.interactive_threads: Executor | None = None
+
+    def send_task(self, name: str, args: Any = None, **options: Any) -> Any:
+        """Celery's, but for interactive tasks in the embedded mode: the in-memory
+        broker is polled, and its wait was most of a classification's latency."""
+        if self.interactive_threads is not None and options.get("queue") == INTERACTIVE_QUEUE:
+            self.interactive_threads.submit(self.tasks[name], *(args or ()))
+            return None
+        return super().send_task(name, args, **options)
 
 
 def make_celery(settings: Settings) -> TaxonomistCelery:
