@@ -24,9 +24,10 @@ from worker.schedule import beat_schedule
 
 TASK_MODULES = ["worker.tasks", "worker.bulk", "worker.periodic"]
 EMBEDDED_BROKER_URL = "memory://"
-# The in-memory transport polls; its default of one second would be every
-# request's latency. Five milliseconds costs a few wake-ups, nothing more.
-EMBEDDED_POLLING_SECONDS = 0.005
+# The in-memory transport polls. Classifications do not go through it (see
+# `TaxonomistCelery.send_task`): a tenth of a second is a bulk chunk's wait at
+# most, where five milliseconds cost the serving process 200 wake-ups a second.
+EMBEDDED_POLLING_SECONDS = 0.1
 # Beat keeps its schedule in memory: every entry is a short interval, so a
 # restarted scheduler loses nothing by starting the intervals afresh.
 IN_MEMORY_SCHEDULER = "celery.beat:Scheduler"
