@@ -105,6 +105,9 @@ def _hold_and_send(
             expires=front.settings.classify_timeout_seconds,
             # Flower and logs show this instead of the product text.
             argsrepr=f"(taxonomy={request.taxonomy!r}, reservation={reservation_id!r})",
+            # The outcome comes back on the reply channel: Celery need not
+            # prepare its result backend for each task it sends.
+            ignore_result=True,
         )
     except Exception as exc:
         return _Sent(reservation_id, error=exc)
