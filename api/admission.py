@@ -11,26 +11,25 @@ from starlette.responses import Response
 from api import errors
 from api.context import ApiContext
 from shared.accounts.errors import InvalidApiKey
-from shared.accounts.models import Account
-from shared.flows.admission import authenticate, within_limit
+from shared.flows.admission import admit_alone
+from shared.flows.outcomes import RateLimited
 
 
 @dataclass(frozen=True, slots=True)
 class Caller:
     context: ApiContext
-    account: Account
+    account_id: int
 
 
 async def admit(request: Request) -> Caller | Response:
     """The authenticated caller within its rate limit, or the 401 / 429 to answer."""
     context: ApiContext = request.app.state.context
     try:
-        account = await run_in_threadpool(
-            authenticate, context.database, request.headers.get("authorization")
+        admitted = await run_in_threadpool(
+            admit_alone, context, request.headers.get("authorization")
         )
     except InvalidApiKey:
         return errors.unauthorized()
-    limited = await within_limit(context, account)
-    if limited is not None:
-        return errors.rate_limited(limited.retry_after)
-    return Caller(context, account)
+    if isinstance(admitted, RateLimited):
+        return errors.rate_limited(admitted.retry_after)
+    return Caller(context, admitted.account_id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 
+from anyio import to_thread
 from celery import Celery
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -60,6 +61,12 @@ def create_app(context: ApiContext) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):
         app.state.context = context
+        # The front's blocking work (nearly all of it in a database transaction)
+        # runs on as many threads as the pool keeps connections: more threads
+        # opened and closed an overflow connection per request under load.
+        to_thread.current_default_thread_limiter().total_tokens = (
+            context.settings.database_pool_size
+        )
         yield
         await context.close()
 

@@ -23,3 +23,11 @@ async def read_capped_body(request: Request, max_bytes: int) -> bytes:
             raise BodyTooLarge()
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+async def read_body_within(request: Request, max_bytes: int) -> bytes | None:
+    """The body, or None once it is known to exceed `max_bytes` (the 413 is decided later)."""
+    try:
+        return await read_capped_body(request, max_bytes)
+    except BodyTooLarge:
+        return None

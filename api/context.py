@@ -38,6 +38,6 @@ class ApiContext:
         return self.replies.new_key()
 
     async def close(self) -> None:
-        await self.limiter.close()
+        self.limiter.close()
         await self.replies.close()
         self.database.dispose()

@@ -2,7 +2,9 @@
 
 Starts `taxonomist serve` with no configuration but TAXONOMY_DIR in a fresh
 folder, creates an account and a key with the CLI, sends N sequential
-requests and prints the figures.
+requests and prints the figures; then, in the same run, the pipeline's own
+p50 per item (`taxonomist eval`, as bench/throughput.py runs it) and the
+ratio of the two: what the service adds to the work.
 
     TAXONOMY_DIR=../shared/taxonomies python bench/latency.py [--requests 200]
 """
@@ -23,6 +25,7 @@ import httpx
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
+from bench.throughput import DEFAULT_LISTINGS, pipeline_per_item  # noqa: E402
 from shared.evaluation.metrics import percentile  # noqa: E402
 from tests.servers import Service, run_cli  # noqa: E402
 
@@ -56,7 +59,8 @@ def main() -> None:
             latencies = measure(service.url, key, args.requests)
         finally:
             service.stop()
-    report(latencies)
+        pipeline = pipeline_per_item(env, DEFAULT_LISTINGS)
+    report(latencies, pipeline)
 
 
 def measure(url: str, key: str, count: int) -> list[float]:
@@ -74,7 +78,7 @@ def measure(url: str, key: str, count: int) -> list[float]:
     return latencies
 
 
-def report(latencies: list[float]) -> None:
+def report(latencies: list[float], pipeline: list[dict]) -> None:
     cpu = subprocess.run(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"],
                          capture_output=True, text=True).stdout.strip()
     print(f"machine: {os.cpu_count()} cores, {cpu or platform.processor()}, Python {platform.python_version()}")
@@ -82,6 +86,10 @@ def report(latencies: list[float]) -> None:
     print(f"median: {percentile(latencies, 50):.1f} ms")
     print(f"p95: {percentile(latencies, 95):.1f} ms")
     print(f"max: {max(latencies):.1f} ms")
+    for summary in pipeline:
+        print(f"pipeline ({summary['count']} items, taxonomy version {summary['taxonomyVersion']}): "
+              f"p50 {summary['p50Ms']:.2f} ms; median request / pipeline p50: "
+              f"{percentile(latencies, 50) / summary['p50Ms']:.2f}x")
 
 
 if __name__ == "__main__":

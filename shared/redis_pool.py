@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import redis
 import redis.asyncio as aioredis
 
 from shared.settings import Settings
@@ -29,6 +30,13 @@ class RedisPoolLimits:
             url, max_connections=self.max_connections, timeout=self.timeout_seconds, **options
         )
         return aioredis.Redis.from_pool(pool)
+
+    def sync_client(self, url: str, **options) -> redis.Redis:
+        """The same, for callers in threads (the front's admission)."""
+        pool = redis.BlockingConnectionPool.from_url(
+            url, max_connections=self.max_connections, timeout=self.timeout_seconds, **options
+        )
+        return redis.Redis.from_pool(pool)
 
 
 # The pools of a process built without settings (tests, tools).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 from celery import Celery
 from celery.worker import WorkController
@@ -42,5 +43,11 @@ def start_in_process(app: TaxonomistCelery) -> InProcessReplies:
     worker_runtime = runtime.WorkerRuntime.build(app.settings, replies)
     runtime.install(worker_runtime)
     start_embedded_worker(app)
+    # Classifications skip the in-memory broker: they run on threads of their
+    # own as soon as they are sent (bulk chunks keep the worker's threads).
+    app.loader.import_default_modules()
+    app.interactive_threads = ThreadPoolExecutor(
+        EMBEDDED_WORKER_THREADS, thread_name_prefix="embedded-classify"
+    )
     start_embedded_timer(app, worker_runtime.database)
     return replies

@@ -99,7 +99,7 @@ async def _credentials(request: Request) -> tuple[str, str]:
 
 async def _hit(request: Request, subject: str, limits: RateLimits) -> str | None:
     """The seconds to wait as the Retry-After text, or None when within `limits`."""
-    wait = await context_of(request).limiter.hit(subject, limits)
+    wait = await run_in_threadpool(context_of(request).limiter.hit, subject, limits)
     return None if wait is None else retry_after_header(wait)
 
 

@@ -78,7 +78,7 @@ async def playground_page(request: Request, account: Account) -> Response:
 @signed_in
 async def run(request: Request, account: Account) -> Response:
     fields = PlaygroundForm.from_form(await checked_form(request))
-    limited = await within_limit(context_of(request), account)
+    limited = await run_in_threadpool(within_limit, context_of(request), account.id, account)
     if limited is not None:
         return await _render(request, account, fields, error=_wait_message(limited))
     body = fields.request_body()

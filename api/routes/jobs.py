@@ -55,7 +55,7 @@ def account_route(handler):
         if isinstance(caller, Response):
             return caller
         try:
-            return await handler(request, caller.context, caller.account.id)
+            return await handler(request, caller.context, caller.account_id)
         except JobNotFound:
             return errors.plain(404, NOT_FOUND)
         except InvalidRequest as exc:

@@ -1,21 +1,23 @@
-"""Classify one product for one credit: validate, reserve, dispatch, await; settle in the worker.
+"""Classify one product for one credit: admit, validate, reserve, dispatch, await; settle in the worker.
 
-The front (`classify`) checks the request and reserves a credit until the
-request's deadline, sends the work to the interactive queue by name and
-awaits the worker's answer; the worker (`perform`) classifies, answers, then
-settles the credit. Every refund of a synchronous credit is decided here:
-the worker refunds what it could not do or nobody received, the front what
-got no answer by its deadline, the sweep (`refund_unsettled`) what nobody
-settled. Every call into `shared.credits` for it is in the last four
-functions. docs/throughput.md ("Deadlines and charging") tells why a client
-is charged only for a 200.
+The front (`classify`) admits the caller, checks the request and reserves a
+credit until the request's deadline in one transaction, sends the work to
+the interactive queue by name (all in one thread hop) and awaits the
+worker's answer; the worker (`perform`) classifies, answers, then settles
+the credit. Every refund of a synchronous credit is decided here: the worker
+refunds what it could not do or nobody received, the front what got no
+answer by its deadline, the sweep (`refund_unsettled`) what nobody settled.
+Every call into `shared.credits` for it is in `_admit_and_hold` and the last
+three functions. docs/throughput.md ("Deadlines and charging") tells why a
+client is charged only for a 200.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
+import threading
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Callable, Protocol
 
@@ -33,11 +35,12 @@ from shared.credits.models import (
     OUTCOME_RATE_LIMITED,
 )
 from shared.db.session import Database
+from shared.flows import admission
 from shared.flows.deadline import Deadline
 from shared.flows.outcomes import Classified, Failed, Outcome, RateLimited, from_message
 from shared.flows.ports import Front
 from shared.flows.queue import CLASSIFY_TASK, INTERACTIVE_QUEUE
-from shared.validation import BodyTooLarge
+from shared.validation import BodyTooLarge, InvalidRequest
 
 logger = logging.getLogger(__name__)
 
@@ -52,69 +55,168 @@ class Classifier(Protocol):
     def classify(self, request: ClassificationRequest) -> ClassificationResult: ...
 
 
+@dataclass(frozen=True, slots=True)
+class BearerKey:
+    """An API client's `Authorization` header: checked, and its account's limit counted,
+    in the transaction that holds the credit."""
+
+    authorization: str | None
+
+
 async def classify(
     front: Front,
-    account_id: int,
-    body: bytes,
+    payer: BearerKey | int,
+    body: bytes | None,
     *,
     with_candidates: bool = False,
     deadline: Deadline | None = None,
 ) -> Outcome:
-    """The outcome of the JSON request `body`, paid with one of the account's credits.
+    """The outcome of the JSON request `body`, paid with one of the payer's credits.
 
-    Before anything is charged: BodyTooLarge, InvalidRequest, InsufficientCredits.
-    The credit is charged only for an outcome delivered before `deadline`
-    (CLASSIFY_TIMEOUT_SECONDS from now unless given).
+    `payer` is an API key to admit, or the id of an account admitted already
+    (the dashboard's session). `body` is None when the reader stopped at the
+    size limit. Before anything is charged, in the contract's order:
+    InvalidApiKey, RateLimited (returned), BodyTooLarge, InvalidRequest,
+    InsufficientCredits. The credit is charged only for an outcome delivered
+    before `deadline` (CLASSIFY_TIMEOUT_SECONDS from now unless given).
     """
     if deadline is None:
         deadline = Deadline.after(front.settings.classify_timeout_seconds)
-    if len(body) > front.settings.max_body_bytes:
-        raise BodyTooLarge()
-    request = parse_classification_request(body)
-    reservation_id = await to_thread.run_sync(
-        _reserve, front.database, account_id, deadline.wall, abandon_on_cancel=True
-    )
-    return await _dispatch(front, request, reservation_id, with_candidates, deadline)
-
-
-async def _dispatch(
-    front: Front,
-    request: ClassificationRequest,
-    reservation_id: str,
-    with_candidates: bool,
-    deadline: Deadline,
-) -> Outcome:
-    """Send the work to the interactive queue and await its outcome until the deadline.
-
-    Whatever goes wrong on the way (the broker, a worker that never answers),
-    the credit goes back unless the worker charged it, and it charges it
-    only after its answer was received here (see `perform`).
-    """
     reply_key = front.new_reply_key()
-    send = functools.partial(
-        front.tasks.send_task,
-        CLASSIFY_TASK,
-        args=(request.to_dict(), reservation_id, reply_key, with_candidates),
-        queue=INTERACTIVE_QUEUE,
-        expires=deadline.remaining(),
-        # Flower and logs show this instead of the product text.
-        argsrepr=f"(taxonomy={request.taxonomy!r}, reservation={reservation_id!r})",
-    )
+    handoff = _Handoff()
     try:
         try:
             async with asyncio.timeout(_settling_starts(deadline)):
+                # Subscribed before the work is sent, so that no reply can come first.
                 await front.replies.expect(reply_key)
-                await to_thread.run_sync(send, abandon_on_cancel=True)
-        except Exception:
-            logger.exception("classification %s could not be sent; refunding", reservation_id)
-            refund = asyncio.create_task(_refund_reporting(front.database, reservation_id))
+                sent = await to_thread.run_sync(
+                    _hold_and_send,
+                    front,
+                    payer,
+                    body,
+                    reply_key,
+                    with_candidates,
+                    deadline,
+                    handoff,
+                    abandon_on_cancel=True,
+                )
+        except TimeoutError:
+            # A stalled database: the thread may still hold and send.
+            reservation_id = handoff.abandon()
+            if reservation_id is None:
+                logger.error("no credit held by the deadline: the request is abandoned")
+                return Failed()
+            sent = _Sent(reservation_id)
+        if isinstance(sent, RateLimited):
+            return sent
+        if sent.error is not None:
+            logger.error("classification %s could not be sent (%r); refunding", sent.reservation_id, sent.error)
+            refund = asyncio.create_task(_refund_reporting(front.database, sent.reservation_id))
             # The sweep refunds what could not be by the deadline.
             await asyncio.wait({refund}, timeout=deadline.remaining())
             return Failed()
-        reply = await _reply_or_refund(front, reply_key, reservation_id, deadline)
+        reply = await _reply_or_refund(front, reply_key, sent.reservation_id, deadline)
     finally:
         front.replies.forget(reply_key)
     return Failed() if reply is None else from_message(reply)
+
+
+@dataclass
+class _Handoff:
+    """What the front's thread and its awaiter know of each other, under one lock:
+    either the awaiter learns the hold (and settles it), or the thread learns
+    that nobody awaits it any more (and sends nothing)."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    reservation_id: str | None = None
+    abandoned: bool = False
+
+    def held(self, reservation_id: str) -> bool:
+        """The thread's hold, reported; False when the awaiter has gone."""
+        with self.lock:
+            if not self.abandoned:
+                self.reservation_id = reservation_id
+            return not self.abandoned
+
+    def abandon(self) -> str | None:
+        """The awaiter goes; the hold it must settle, if the thread made one."""
+        with self.lock:
+            self.abandoned = True
+            return self.reservation_id
+
+
+@dataclass(frozen=True, slots=True)
+class _Sent:
+    """A held credit whose work went to the queue, or `error` if it could not."""
+
+    reservation_id: str
+    error: Exception | None = None
+
+
+def _hold_and_send(
+    front: Front,
+    payer: BearerKey | int,
+    body: bytes | None,
+    reply_key: str,
+    with_candidates: bool,
+    deadline: Deadline,
+    handoff: _Handoff,
+) -> _Sent | RateLimited:
+    """The front's whole synchronous part, in one thread: admit, check, hold, send."""
+    held = _admit_and_hold(front, payer, body, deadline.wall)
+    if isinstance(held, RateLimited):
+        return held
+    request, reservation_id = held
+    if not handoff.held(reservation_id):
+        _refund_quietly(front.database, reservation_id)
+        return _Sent(reservation_id, error=TimeoutError("nobody awaits the answer"))
+    try:
+        front.tasks.send_task(
+            CLASSIFY_TASK,
+            args=(request.to_dict(), reservation_id, reply_key, with_candidates),
+            queue=INTERACTIVE_QUEUE,
+            expires=max(deadline.remaining(), 0.0),
+            # Flower and logs show this instead of the product text.
+            argsrepr=f"(taxonomy={request.taxonomy!r}, reservation={reservation_id!r})",
+            # The outcome comes back on the reply channel: Celery need not
+            # prepare its result backend for each task it sends.
+            ignore_result=True,
+        )
+    except Exception as exc:
+        return _Sent(reservation_id, error=exc)
+    return _Sent(reservation_id)
+
+
+def _admit_and_hold(
+    front: Front, payer: BearerKey | int, body: bytes | None, expires_at: datetime
+) -> tuple[ClassificationRequest, str] | RateLimited:
+    """One transaction: admit the key's bearer, check the body, hold one credit
+    that cannot be consumed after `expires_at` (the sweep refunds it then).
+
+    A refusal for the body commits the key's use and nothing else; one for
+    credits (or any error in the hold) rolls back everything.
+    """
+    with front.database.session() as session:
+        if isinstance(payer, BearerKey):
+            admitted = admission.admit(session, front, payer.authorization)
+            if isinstance(admitted, RateLimited):
+                return admitted
+            account_id = admitted.account_id
+        else:
+            account_id = payer
+        try:
+            request = _parse(body, front.settings.max_body_bytes)
+        except (BodyTooLarge, InvalidRequest) as refusal:
+            bad_body = refusal
+        else:
+            return request, credits.hold(session, account_id, expires_at=expires_at).id
+    raise bad_body
+
+
+def _parse(body: bytes | None, max_body_bytes: int) -> ClassificationRequest:
+    if body is None or len(body) > max_body_bytes:
+        raise BodyTooLarge()
+    return parse_classification_request(body)
 
 
 def _settling_starts(deadline: Deadline) -> float:
@@ -148,11 +250,17 @@ async def _reply_or_refund(
 
 async def _refund_reporting(database: Database, reservation_id: str) -> bool:
     """Refund in a thread that its awaiter may stop waiting for (a stalled
-    database): it then ends on its own. A failure counts as not refunded."""
+    database): it then ends on its own."""
+    return await to_thread.run_sync(
+        _refund_quietly, database, reservation_id, abandon_on_cancel=True
+    )
+
+
+def _refund_quietly(database: Database, reservation_id: str) -> bool:
+    """Refund a request that got no answer; a failure counts as not refunded
+    (the sweep refunds it once its deadline has passed)."""
     try:
-        return await to_thread.run_sync(
-            _refund, database, reservation_id, OUTCOME_FAILED, abandon_on_cancel=True
-        )
+        return _refund(database, reservation_id, OUTCOME_FAILED)
     except Exception:
         logger.exception("could not refund reservation %s", reservation_id)
         return False
@@ -216,13 +324,6 @@ def refund_unsettled(database: Database) -> int:
     """Refund holds past their expiry that nobody settled (a front or worker that crashed mid-request)."""
     with database.session() as session:
         return credits.expire_stale(session)
-
-
-def _reserve(database: Database, account_id: int, expires_at: datetime) -> str:
-    """A hold of one credit that cannot be consumed after `expires_at`, and is
-    refunded by the sweep if nobody settled it by then."""
-    with database.session() as session:
-        return credits.hold(session, account_id, expires_at=expires_at).id
 
 
 def _consume(database: Database, reservation_id: str, found: bool) -> bool:

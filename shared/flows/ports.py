@@ -11,7 +11,7 @@ from shared.settings import Settings
 
 
 class AccountLimiter(Protocol):
-    async def hit(self, account_id: int, limits: RateLimits) -> float | None: ...
+    def hit(self, account_id: int, limits: RateLimits) -> float | None: ...
 
 
 class Replies(Protocol):

@@ -61,20 +61,20 @@ class RedisAccountLimiter:
     def __init__(
         self, url: str, namespace: str, pool: RedisPoolLimits = DEFAULT_REDIS_POOL
     ) -> None:
-        self._redis = pool.client(url)
+        self._redis = pool.sync_client(url)
         self._key_prefix = f"{namespace}:ratelimit:"
         self._script = self._redis.register_script(_SLIDING_LOG)
 
-    async def hit(self, subject: Subject, limits: RateLimits) -> float | None:
+    def hit(self, subject: Subject, limits: RateLimits) -> float | None:
         """Log a request of `subject`; None when allowed, else the seconds to wait."""
         args: list = [int(time.time() * 1000), uuid.uuid4().hex]
         for limit, window in _windows(limits):
             args += [limit, int(window * 1000)]
-        wait_ms = await self._script(keys=[f"{self._key_prefix}{subject}"], args=args)
+        wait_ms = self._script(keys=[f"{self._key_prefix}{subject}"], args=args)
         return int(wait_ms) / 1000 if int(wait_ms) > 0 else None
 
-    async def close(self) -> None:
-        await self._redis.aclose()
+    def close(self) -> None:
+        self._redis.close()
 
 
 class InProcessAccountLimiter:
@@ -82,7 +82,7 @@ class InProcessAccountLimiter:
         self._logs: dict[Subject, list[float]] = {}
         self._lock = threading.Lock()
 
-    async def hit(self, subject: Subject, limits: RateLimits) -> float | None:
+    def hit(self, subject: Subject, limits: RateLimits) -> float | None:
         now = time.monotonic()
         with self._lock:
             log = self._logs.setdefault(subject, [])
@@ -101,5 +101,5 @@ class InProcessAccountLimiter:
             return 0.0
         return log[first_in_window + count - limit] + window - now
 
-    async def close(self) -> None:
+    def close(self) -> None:
         return None

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from shared.accounts import service as accounts
+from shared.accounts.models import Account
 from shared.accounts.service import RateLimits
 from shared.ai.errors import AIRateLimited
 from shared.classification.models import CONFIDENCE_AI, ClassificationRequest, ClassificationResult
@@ -30,6 +31,13 @@ def new_account(database: Database, monthly: int = 3, topup: int = 0) -> int:
         account = accounts.create_account(session, "flows@example.test")
         credits.open_balance(session, account.id, monthly_allowance=monthly, topup=topup)
         return account.id
+
+
+def new_key(database: Database, account_id: int) -> str:
+    """The `Authorization` header of a new API key of the account."""
+    with database.session() as session:
+        account = session.get_one(Account, account_id)
+        return "Bearer " + accounts.create_key(session, account, "flows", "support@example.test").value
 
 
 def balance(database: Database, account_id: int) -> int:

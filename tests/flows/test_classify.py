@@ -10,14 +10,18 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 import pytest
+from sqlalchemy import event, func, select
 
+from shared.accounts.errors import InvalidApiKey
+from shared.accounts.models import ApiKey
+from shared.accounts.service import RateLimits
 from shared.credits import service as credits
-from shared.db.base import utcnow
-from shared.credits.errors import InsufficientCredits
 from shared.classification.models import ClassificationRequest
-from shared.credits.models import OUTCOME_FOUND
+from shared.credits.errors import InsufficientCredits
+from shared.credits.models import OUTCOME_FOUND, CreditHold
+from shared.db.base import utcnow
 from shared.db.session import Database
-from shared.flows.classify import classify, perform, refund_unsettled
+from shared.flows.classify import BearerKey, classify, perform, refund_unsettled
 from shared.flows.outcomes import Classified, Failed, RateLimited, from_message, to_message
 from shared.flows.queue import CLASSIFY_TASK, INTERACTIVE_QUEUE
 from shared.settings import Settings
@@ -31,6 +35,7 @@ from tests.flows.helpers import (
     TestFront,
     balance,
     new_account,
+    new_key,
 )
 from worker.replies import InProcessReplies
 
@@ -108,6 +113,58 @@ def test_without_credits_nothing_is_sent(database):
     with pytest.raises(InsufficientCredits):
         run(front, account_id, body("chef knife"))
     assert front.tasks.sent == []
+
+
+def key_last_used(database, account_id):
+    with database.session() as session:
+        return session.scalar(select(ApiKey.last_used_at).where(ApiKey.account_id == account_id))
+
+
+def test_an_api_key_is_checked_then_limited_in_the_holds_transaction(database):
+    account_id = new_account(database)
+    key = new_key(database, account_id)
+    front = TestFront(database, default_limits=RateLimits(1, 1000, 1000))
+    with pytest.raises(InvalidApiKey):
+        asyncio.run(classify(front, BearerKey(key + "x"), body("chef knife")))
+    assert isinstance(asyncio.run(classify(front, BearerKey(key), body("chef knife"))), Classified)
+    assert key_last_used(database, account_id) is not None
+    limited = asyncio.run(classify(front, BearerKey(key), body("chef knife")))
+    assert isinstance(limited, RateLimited) and limited.retry_after > 0
+    assert balance(database, account_id) == 2
+
+
+def test_a_bad_body_still_notes_the_keys_use_and_holds_nothing(database):
+    account_id = new_account(database)
+    key = new_key(database, account_id)
+    front = TestFront(database, tasks=RecordingSender())
+    with pytest.raises(InvalidRequest):
+        asyncio.run(classify(front, BearerKey(key), b"{"))
+    assert key_last_used(database, account_id) is not None
+    assert front.tasks.sent == [] and balance(database, account_id) == 3
+
+
+def test_a_hold_that_fails_after_authentication_leaves_no_write(database):
+    account_id = new_account(database)
+    key = new_key(database, account_id)
+    front = TestFront(database, tasks=RecordingSender())
+
+    # The database fails on the transaction's last statement: the key's use,
+    # the balance taken and the hold written before it must all roll back.
+    def fail_on_the_ledger(_connection, _cursor, statement, *_):
+        if statement.lstrip().upper().startswith("INSERT INTO CREDIT_LEDGER"):
+            raise RuntimeError("the database fails mid-transaction")
+
+    event.listen(database.engine, "before_cursor_execute", fail_on_the_ledger)
+    try:
+        with pytest.raises(RuntimeError):
+            asyncio.run(classify(front, BearerKey(key), body("chef knife")))
+    finally:
+        event.remove(database.engine, "before_cursor_execute", fail_on_the_ledger)
+    assert front.tasks.sent == []
+    assert balance(database, account_id) == 3
+    assert key_last_used(database, account_id) is None
+    with database.session() as session:
+        assert session.scalar(select(func.count()).select_from(CreditHold)) == 0
 
 
 def test_reservations_nobody_settled_are_refunded_once(database):
