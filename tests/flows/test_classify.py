@@ -266,3 +266,30 @@ def test_an_answer_received_past_the_deadline_is_not_charged(database):
     assert isinstance(answer, Classified)
     assert refund_unsettled(database) == 1
     assert balance(database, account_id) == 3
+
+
+def test_a_hold_made_after_the_front_gave_up_is_refunded_and_not_sent(database):
+    account_id = new_account(database)
+    front = TestFront(
+        database, settings=Settings(classify_timeout_seconds=2.0), tasks=RecordingSender()
+    )
+
+    # The database answers the hold's ledger entry only after the front has
+    # stopped waiting for its thread (1.5 s into its 2 s); then at once.
+    stalled = threading.Event()
+
+    def stall_on_the_ledger(_connection, _cursor, statement, *_):
+        if statement.lstrip().upper().startswith("INSERT INTO CREDIT_LEDGER") and not stalled.is_set():
+            stalled.set()
+            time.sleep(2.5)
+
+    event.listen(database.engine, "before_cursor_execute", stall_on_the_ledger)
+    try:
+        started = time.monotonic()
+        assert run(front, account_id, body("chef knife")) == Failed()
+        assert time.monotonic() - started < 2.0
+        time.sleep(2.0)  # the abandoned thread commits its hold, then sees nobody waits
+    finally:
+        event.remove(database.engine, "before_cursor_execute", stall_on_the_ledger)
+    assert front.tasks.sent == []
+    assert balance(database, account_id) == 3
