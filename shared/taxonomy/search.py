@@ -17,6 +17,8 @@ held-out folds, see docs/classification.md):
   words (Wine Glass Charms for wine glasses: an accessory of the product);
 - between a parent and its children: the child inherits the parent's name
   coverage, and a parent gives way to a child whose knowledge matches better;
+- the log-probability of its top-level branch (relative to the likeliest),
+  from a classifier trained on the knowledge's exemplar titles and words;
 - minus a little per level of depth: merchants file products under general
   categories more often than the taxonomy's shape suggests, and a deep
   category must earn its place with a better match.
@@ -32,6 +34,7 @@ from typing import Callable, Sequence
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from shared.taxonomy.branches import BranchModel
 from shared.taxonomy.children import Children
 from shared.taxonomy.embeddings import StaticEmbedder
 from shared.taxonomy.exemplars import Exemplars
@@ -85,6 +88,10 @@ class FusionWeights:
     # a title that names "Batteries" names what "General Purpose Batteries"
     # are too, and the child's own words and exemplars then decide.
     parent_coverage: float = 0.0
+    # Per unit of the log-probability of the category's top-level branch
+    # relative to the likeliest branch (shared/taxonomy/branches.py): a
+    # category in a branch the listing does not belong to loses.
+    branch: float = 0.0
 
 
 # Tuned on the dev set and checked on stores held out (docs/classification.md).
@@ -97,7 +104,8 @@ class FusionWeights:
 # fold whose stores write Spanish, and change nothing on the others.
 # The knowledge weights (sixth round) and the qualifier and parent-child
 # weights (seventh round) were chosen on the store hold-out folds of dev.jsonl
-# and on folds of our own clean sets (bench/fusion_folds.py).
+# and on folds of our own clean sets (bench/fusion_folds.py), and so was the
+# branch model's weight (eighth round).
 TAXONOMY_WEIGHTS = {
     GOOGLE: FusionWeights(
         head_noun=4.0,
@@ -107,6 +115,7 @@ TAXONOMY_WEIGHTS = {
         exemplar=30.0,
         modifier_head=-8.0,
         parent_coverage=15.0,
+        branch=4.0,
     ),
     SHOPIFY: FusionWeights(
         static_embedding=0.0,
@@ -120,6 +129,7 @@ TAXONOMY_WEIGHTS = {
         modifier_name_discount=0.25,
         child_knowledge=0.5,
         parent_coverage=5.0,
+        branch=4.0,
     ),
 }
 # Raw scores map to [0, 1] as s / (s + SCORE_HALF_POINT), so a raw score of
@@ -163,6 +173,7 @@ class CandidateIndex:
     modifiers: TermIndex
     exemplars: Exemplars
     children: Children
+    branches: BranchModel
     weights: FusionWeights
 
     def raw_scores_many(self, products: Sequence[str]) -> np.ndarray:
@@ -228,15 +239,25 @@ class CandidateIndex:
         if wanted("static_embedding"):
             titles = self.embedder.embed([clean(split_listing(text)[0]) for text in texts])
             signals["static_embedding"] = np.maximum(titles @ self.vectors.T, 0.0)
-        lexical = [self._lexical_signals(text, translated_weight, wanted) for text in texts]
+        queries = [query_terms(text) for text in texts]
+        lexical = [
+            self._lexical_signals(text, dict(query), translated_weight, wanted)
+            for text, query in zip(texts, queries)
+        ]
         for name in lexical[0]:
             signals[name] = np.stack([row[name] for row in lexical])
+        if wanted("branch"):
+            signals["branch"] = self.branches.category_scores(sentences, queries)
         return sentences, signals
 
     def _lexical_signals(
-        self, product: str, translated_weight: float, wanted: Callable[[str], bool]
+        self,
+        product: str,
+        query: dict[str, float],
+        translated_weight: float,
+        wanted: Callable[[str], bool],
     ) -> dict[str, np.ndarray]:
-        query = query_terms(product)
+        """The lexical signals of one product, from its query terms (extended here by translations)."""
         present = {term: 1.0 for term in query}
         translated = self.translations.english_terms(query, translated_weight)
         for word, weight in translated.items():
