@@ -9,7 +9,8 @@ log-probabilities over the top-level branches are added:
   listings in other languages and phrasing;
 - naive Bayes over the words of each branch's titles and terms, its
   log-likelihood averaged over the query's words (so a long description
-  does not make it certain) and scaled by WORD_SCALE.
+  does not make it certain) and scaled by WORD_SCALE, counting half
+  (WORD_WEIGHT).
 The candidates' signal is the log-probability of a category's branch
 relative to the likeliest branch, floored at FLOOR: a category in a branch
 the listing does not belong to loses, whatever word of its name matched
@@ -43,6 +44,10 @@ WORD_SMOOTHING = 0.1
 # The words' mean log-likelihood is multiplied by this: about three words'
 # worth of evidence, whatever the listing's length.
 WORD_SCALE = 3.0
+# The word model's log-probabilities count half as much as the vector
+# model's: naive Bayes is sure of itself on a single shared word ("silk" in a
+# silk scarf is also Fabric > Silk). Chosen on the folds (docs/classification.md).
+WORD_WEIGHT = 0.5
 # A branch's relative log-probability never goes below this (1 in 1,000).
 FLOOR = float(np.log(1e-3))
 
@@ -92,7 +97,7 @@ class BranchModel:
                 rows, weights = zip(*found)
                 evidence = np.asarray(weights, dtype=np.float32) @ self.word_log_likelihoods[list(rows)]
                 by_words[row] = WORD_SCALE * evidence / max(sum(query.values()), 1.0)
-        return _log_softmax(by_vector + _log_softmax(by_words))
+        return _log_softmax(by_vector + WORD_WEIGHT * _log_softmax(by_words))
 
     def category_scores(
         self, sentences: np.ndarray, queries: Sequence[Mapping[str, float]]
