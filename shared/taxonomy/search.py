@@ -42,7 +42,13 @@ from shared.taxonomy.files import GOOGLE, SHOPIFY
 from shared.taxonomy.lexical import TermIndex
 from shared.taxonomy.lowrank import LowRankVectors
 from shared.taxonomy.models import Candidate, Taxonomy
-from shared.taxonomy.query import head_term, query_terms, semantic_text, split_listing
+from shared.taxonomy.query import (
+    head_term,
+    listing_text,
+    query_terms,
+    semantic_text,
+    split_listing,
+)
 from shared.taxonomy.sentences import SentenceEmbedder
 from shared.taxonomy.text import clean
 from shared.taxonomy.translation import Translations
@@ -92,6 +98,10 @@ class FusionWeights:
     # relative to the likeliest branch (shared/taxonomy/branches.py): a
     # category in a branch the listing does not belong to loses.
     branch: float = 0.0
+    # The share of the branch model's sentence vector taken from the title
+    # and more of the description (query.listing_text) rather than from the
+    # vector of the other signals (query.semantic_text): 0 or 1, or between.
+    branch_listing_share: float = 0.0
 
 
 # Tuned on the dev set and checked on stores held out (docs/classification.md).
@@ -116,6 +126,7 @@ TAXONOMY_WEIGHTS = {
         modifier_head=-8.0,
         parent_coverage=15.0,
         branch=4.0,
+        branch_listing_share=1.0,
     ),
     SHOPIFY: FusionWeights(
         static_embedding=0.0,
@@ -247,8 +258,32 @@ class CandidateIndex:
         for name in lexical[0]:
             signals[name] = np.stack([row[name] for row in lexical])
         if wanted("branch"):
-            signals["branch"] = self.branches.category_scores(sentences, queries)
+            listing_share = (weights or self.weights).branch_listing_share
+            signals["branch"] = self.branches.category_scores(
+                self.branch_sentences(texts, sentences, listing_share), queries
+            )
         return sentences, signals
+
+    def branch_sentences(
+        self, texts: Sequence[str], sentences: np.ndarray, listing_share: float
+    ) -> np.ndarray:
+        """The sentence vectors the branch model reads: `listing_share` of each from the whole listing.
+
+        Only listings with more description than `sentences` read are encoded
+        again; the others keep their vector.
+        """
+        if not listing_share:
+            return sentences
+        longer = {
+            row: listing
+            for row, listing in enumerate(map(listing_text, texts))
+            if listing is not None
+        }
+        if not longer:
+            return sentences
+        listings = sentences.copy()
+        listings[list(longer)] = self.sentence_embedder.embed(list(longer.values()))
+        return (1.0 - listing_share) * sentences + listing_share * listings
 
     def _lexical_signals(
         self,

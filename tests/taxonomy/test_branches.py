@@ -11,6 +11,7 @@ import numpy as np
 from shared.taxonomy.branches import FLOOR, BranchModel, title_and_term_words
 from shared.taxonomy.knowledge.store import folder_name
 from shared.taxonomy.lowrank import LowRankVectors
+from shared.taxonomy.query import listing_text, semantic_text
 from shared.taxonomy.service import load_index
 
 
@@ -76,3 +77,18 @@ def test_the_index_learns_branches_from_the_knowledge_and_moves_a_product_there(
     without = dataclasses.replace(index, weights=dataclasses.replace(index.weights, branch=0.0))
     assert without.candidates(product)[0].category.path.startswith("Home & Garden")
     assert index.candidates(product)[0].category.path.startswith("Animals & Pet Supplies")
+
+
+def test_the_branch_model_reads_the_whole_listing_in_the_share_asked(
+    taxonomy_dir: Path, cache_dir: Path
+):
+    index = load_index(taxonomy_dir, "Google", cache_dir)
+    short, long = "Zorbix\nA cushion.", "Zorbix\n" + "A soft cushion for the sofa. " * 8 + "Dog bed."
+    sentences = index.sentence_embedder.embed([semantic_text(short), semantic_text(long)])
+    listing = index.sentence_embedder.embed([listing_text(long) or ""])[0]
+    assert np.array_equal(index.branch_sentences([short, long], sentences, 0.0), sentences)
+    whole = index.branch_sentences([short, long], sentences, 1.0)
+    assert np.array_equal(whole[0], sentences[0])  # nothing more to read
+    assert np.allclose(whole[1], listing) and not np.allclose(whole[1], sentences[1])
+    half = index.branch_sentences([short, long], sentences, 0.5)
+    assert np.allclose(half[1], (sentences[1] + listing) / 2)
