@@ -29,12 +29,12 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from shared.taxonomy.branches import BranchModel
+from shared.taxonomy.branches import SURE, BranchModel
 from shared.taxonomy.children import Children
 from shared.taxonomy.embeddings import StaticEmbedder
 from shared.taxonomy.exemplars import Exemplars
@@ -259,31 +259,40 @@ class CandidateIndex:
             signals[name] = np.stack([row[name] for row in lexical])
         if wanted("branch"):
             listing_share = (weights or self.weights).branch_listing_share
-            signals["branch"] = self.branches.category_scores(
-                self.branch_sentences(texts, sentences, listing_share), queries
-            )
+            log_probabilities = self.branch_log_probabilities(texts, sentences, queries, listing_share)
+            signals["branch"] = self.branches.category_scores(log_probabilities)
         return sentences, signals
 
-    def branch_sentences(
-        self, texts: Sequence[str], sentences: np.ndarray, listing_share: float
+    def branch_log_probabilities(
+        self,
+        texts: Sequence[str],
+        sentences: np.ndarray,
+        queries: Sequence[Mapping[str, float]],
+        listing_share: float,
     ) -> np.ndarray:
-        """The sentence vectors the branch model reads: `listing_share` of each from the whole listing.
+        """The branch model's (texts x branches) log-probabilities, reading more of unsure listings.
 
-        Only listings with more description than `sentences` read are encoded
-        again; the others keep their vector.
+        A listing the title and the description's start leave unsure of its
+        branch (below branches.SURE) whose description goes on is encoded
+        again over more of it (query.listing_text), and that vector makes
+        `listing_share` of the one the model reads: a bare name ("Sunset
+        Coil") often says what it is only further on ("this sculptural ring").
         """
+        log_probabilities = self.branches.log_probabilities(sentences, queries)
         if not listing_share:
-            return sentences
-        longer = {
+            return log_probabilities
+        unsure = {
             row: listing
             for row, listing in enumerate(map(listing_text, texts))
-            if listing is not None
+            if listing is not None and np.exp(log_probabilities[row].max()) < SURE
         }
-        if not longer:
-            return sentences
-        listings = sentences.copy()
-        listings[list(longer)] = self.sentence_embedder.embed(list(longer.values()))
-        return (1.0 - listing_share) * sentences + listing_share * listings
+        if not unsure:
+            return log_probabilities
+        rows = list(unsure)
+        listings = self.sentence_embedder.embed(list(unsure.values()))
+        mixed = (1.0 - listing_share) * sentences[rows] + listing_share * listings
+        log_probabilities[rows] = self.branches.log_probabilities(mixed, [queries[row] for row in rows])
+        return log_probabilities
 
     def _lexical_signals(
         self,
