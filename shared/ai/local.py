@@ -41,13 +41,13 @@ MIN_CHILD_VOTES = 2
 # "support" is negative beside "votes": branch votes that are not for the
 # answer itself are votes for a sibling or a parent. Output and per-fold
 # figures: docs/selector-calibration.txt.
-CONFIDENCE_INTERCEPT = -5.419
+CONFIDENCE_INTERCEPT = -4.781
 CONFIDENCE_COEFFICIENTS = {
-    "lead": 5.135,
-    "support": -1.385,
-    "votes": 2.144,
-    "score": 4.297,
-    "leaf": 2.379,
+    "lead": 3.663,
+    "support": -1.007,
+    "votes": 1.878,
+    "score": 4.066,
+    "leaf": 2.390,
 }
 # The lowest threshold (steps of 0.05) at which the same model fitted on two
 # folds of three and scored on the third answered the held-out everyday

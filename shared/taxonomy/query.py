@@ -24,6 +24,11 @@ DESCRIPTION_MAX_TERMS = 100
 # keeps nearly all of the gain of 300 (dev recall@15 within 0.005) at about
 # half the encoding time.
 SEMANTIC_DESCRIPTION_CHARS = 150
+# Characters of description the branch model's sentence vector reads: which
+# department a listing is in is a question about the whole listing, and a
+# bare name ("Sunset Coil") often says it only further on ("this sculptural
+# ring"). 400 chosen on the store folds of dev.jsonl (docs/classification.md).
+LISTING_DESCRIPTION_CHARS = 400
 # Where a title's head phrase ends: "Euro Sham - 26x26", "Graphic T-Shirt —
 # Epic Fire", "Valance with Band", "Mug, Blue", "Card: Phantasmal Flames",
 # "Florero para muro" (Spanish, French, German, Italian "for" / "with" / "of"
@@ -89,5 +94,17 @@ def head_term(product: str) -> str | None:
 
 def semantic_text(product: str) -> str:
     """The title and the beginning of the description, entity- and tag-free."""
+    return _title_and_description_start(product, SEMANTIC_DESCRIPTION_CHARS)
+
+
+def listing_text(product: str) -> str | None:
+    """The title and more of the description, for the branch model; None when semantic_text holds it all."""
+    _, description = split_listing(product)
+    if len(clean(description)) <= SEMANTIC_DESCRIPTION_CHARS:
+        return None
+    return _title_and_description_start(product, LISTING_DESCRIPTION_CHARS)
+
+
+def _title_and_description_start(product: str, characters: int) -> str:
     title, description = split_listing(product)
-    return f"{clean(title)}. {clean(description)[:SEMANTIC_DESCRIPTION_CHARS]}".strip(" .")
+    return f"{clean(title)}. {clean(description)[:characters]}".strip(" .")

@@ -17,6 +17,8 @@ held-out folds, see docs/classification.md):
   words (Wine Glass Charms for wine glasses: an accessory of the product);
 - between a parent and its children: the child inherits the parent's name
   coverage, and a parent gives way to a child whose knowledge matches better;
+- the log-probability of its top-level branch (relative to the likeliest),
+  from a classifier trained on the knowledge's exemplar titles and words;
 - minus a little per level of depth: merchants file products under general
   categories more often than the taxonomy's shape suggests, and a deep
   category must earn its place with a better match.
@@ -27,11 +29,12 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from shared.taxonomy.branches import SURE, BranchModel
 from shared.taxonomy.children import Children
 from shared.taxonomy.embeddings import StaticEmbedder
 from shared.taxonomy.exemplars import Exemplars
@@ -39,7 +42,13 @@ from shared.taxonomy.files import GOOGLE, SHOPIFY
 from shared.taxonomy.lexical import TermIndex
 from shared.taxonomy.lowrank import LowRankVectors
 from shared.taxonomy.models import Candidate, Taxonomy
-from shared.taxonomy.query import head_term, query_terms, semantic_text, split_listing
+from shared.taxonomy.query import (
+    head_term,
+    listing_text,
+    query_terms,
+    semantic_text,
+    split_listing,
+)
 from shared.taxonomy.sentences import SentenceEmbedder
 from shared.taxonomy.text import clean
 from shared.taxonomy.translation import Translations
@@ -85,6 +94,14 @@ class FusionWeights:
     # a title that names "Batteries" names what "General Purpose Batteries"
     # are too, and the child's own words and exemplars then decide.
     parent_coverage: float = 0.0
+    # Per unit of the log-probability of the category's top-level branch
+    # relative to the likeliest branch (shared/taxonomy/branches.py): a
+    # category in a branch the listing does not belong to loses.
+    branch: float = 0.0
+    # The share of the branch model's sentence vector taken from the title
+    # and more of the description (query.listing_text) rather than from the
+    # vector of the other signals (query.semantic_text): 0 or 1, or between.
+    branch_listing_share: float = 0.0
 
 
 # Tuned on the dev set and checked on stores held out (docs/classification.md).
@@ -97,7 +114,10 @@ class FusionWeights:
 # fold whose stores write Spanish, and change nothing on the others.
 # The knowledge weights (sixth round) and the qualifier and parent-child
 # weights (seventh round) were chosen on the store hold-out folds of dev.jsonl
-# and on folds of our own clean sets (bench/fusion_folds.py).
+# and on folds of our own clean sets (bench/fusion_folds.py), and so was the
+# branch model's weight (eighth round). Google's branch model reads more of a
+# listing it is unsure of; on Shopify's store folds that loses recall@1 on
+# one fold at every share tried, so it reads what the other signals read.
 TAXONOMY_WEIGHTS = {
     GOOGLE: FusionWeights(
         head_noun=4.0,
@@ -107,6 +127,8 @@ TAXONOMY_WEIGHTS = {
         exemplar=30.0,
         modifier_head=-8.0,
         parent_coverage=15.0,
+        branch=4.0,
+        branch_listing_share=1.0,
     ),
     SHOPIFY: FusionWeights(
         static_embedding=0.0,
@@ -120,6 +142,7 @@ TAXONOMY_WEIGHTS = {
         modifier_name_discount=0.25,
         child_knowledge=0.5,
         parent_coverage=5.0,
+        branch=4.0,
     ),
 }
 # Raw scores map to [0, 1] as s / (s + SCORE_HALF_POINT), so a raw score of
@@ -163,6 +186,7 @@ class CandidateIndex:
     modifiers: TermIndex
     exemplars: Exemplars
     children: Children
+    branches: BranchModel
     weights: FusionWeights
 
     def raw_scores_many(self, products: Sequence[str]) -> np.ndarray:
@@ -228,15 +252,58 @@ class CandidateIndex:
         if wanted("static_embedding"):
             titles = self.embedder.embed([clean(split_listing(text)[0]) for text in texts])
             signals["static_embedding"] = np.maximum(titles @ self.vectors.T, 0.0)
-        lexical = [self._lexical_signals(text, translated_weight, wanted) for text in texts]
+        queries = [query_terms(text) for text in texts]
+        lexical = [
+            self._lexical_signals(text, dict(query), translated_weight, wanted)
+            for text, query in zip(texts, queries)
+        ]
         for name in lexical[0]:
             signals[name] = np.stack([row[name] for row in lexical])
+        if wanted("branch"):
+            listing_share = (weights or self.weights).branch_listing_share
+            log_probabilities = self.branch_log_probabilities(texts, sentences, queries, listing_share)
+            signals["branch"] = self.branches.category_scores(log_probabilities)
         return sentences, signals
 
+    def branch_log_probabilities(
+        self,
+        texts: Sequence[str],
+        sentences: np.ndarray,
+        queries: Sequence[Mapping[str, float]],
+        listing_share: float,
+    ) -> np.ndarray:
+        """The branch model's (texts x branches) log-probabilities, reading more of unsure listings.
+
+        A listing the title and the description's start leave unsure of its
+        branch (below branches.SURE) whose description goes on is encoded
+        again over more of it (query.listing_text), and that vector makes
+        `listing_share` of the one the model reads: a bare name ("Sunset
+        Coil") often says what it is only further on ("this sculptural ring").
+        """
+        log_probabilities = self.branches.log_probabilities(sentences, queries)
+        if not listing_share:
+            return log_probabilities
+        unsure = {
+            row: listing
+            for row, listing in enumerate(map(listing_text, texts))
+            if listing is not None and np.exp(log_probabilities[row].max()) < SURE
+        }
+        if not unsure:
+            return log_probabilities
+        rows = list(unsure)
+        listings = self.sentence_embedder.embed(list(unsure.values()))
+        mixed = (1.0 - listing_share) * sentences[rows] + listing_share * listings
+        log_probabilities[rows] = self.branches.log_probabilities(mixed, [queries[row] for row in rows])
+        return log_probabilities
+
     def _lexical_signals(
-        self, product: str, translated_weight: float, wanted: Callable[[str], bool]
+        self,
+        product: str,
+        query: dict[str, float],
+        translated_weight: float,
+        wanted: Callable[[str], bool],
     ) -> dict[str, np.ndarray]:
-        query = query_terms(product)
+        """The lexical signals of one product, from its query terms (extended here by translations)."""
         present = {term: 1.0 for term in query}
         translated = self.translations.english_terms(query, translated_weight)
         for word, weight in translated.items():

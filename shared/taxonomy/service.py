@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from shared.taxonomy import cache
+from shared.taxonomy.branches import BranchModel, title_and_term_words
 from shared.taxonomy.children import Children
 from shared.taxonomy.documents import (
     build_documents,
@@ -39,7 +40,7 @@ logger = logging.getLogger(__name__)
 # Dimensions the category sentence vectors keep (of 512), part of the cache key: see lowrank.py.
 SENTENCE_RANK = 256
 # Bump whenever what goes into the index changes, so old caches are ignored.
-INDEX_FORMAT = "9"
+INDEX_FORMAT = "10"
 # Exemplar titles embedded between two progress lines of a cold build.
 EXEMPLAR_PROGRESS_EVERY = 5000
 
@@ -72,6 +73,7 @@ def build_arrays(
     knowledge = category_knowledge(taxonomy, taxonomy_dir, knowledge_dir)
     categories = list(taxonomy.categories.values())
     name_vectors = shared_sentence_embedder().embed([clean(c.name) for c in categories])
+    exemplars = _exemplars(taxonomy, knowledge)
     return {
         **bm25_index(
             [knowledge_document(knowledge.get(category.id)) for category in categories]
@@ -85,7 +87,8 @@ def build_arrays(
         **bm25_index([modifiers_document(c, knowledge.get(c.id)) for c in categories]).to_arrays(
             "modifiers_"
         ),
-        **_exemplars(taxonomy, knowledge).to_arrays("exemplars_"),
+        **exemplars.to_arrays("exemplars_"),
+        **_branch_model(categories, knowledge, exemplars).to_arrays("branches_"),
         **bm25_index([doc.name for doc in documents]).to_arrays("names_"),
         **bm25_index([doc.path for doc in documents]).to_arrays("paths_"),
         **coverage_index([doc.own_name for doc in documents]).to_arrays("coverage_"),
@@ -140,6 +143,21 @@ def _exemplars(taxonomy: Taxonomy, knowledge: dict[str, Knowledge]) -> Exemplars
     return Exemplars.build(vectors, [len(t) for t in titles], SENTENCE_RANK)
 
 
+def _branch_model(
+    categories: list[Category], knowledge: dict[str, Knowledge], exemplars: Exemplars
+) -> BranchModel:
+    """The top-level branch classifier, trained on the exemplar titles and the knowledge words."""
+    tops = {category.tags[0]: None for category in categories}
+    branch_numbers = {name: number for number, name in enumerate(tops)}
+    category_branches = np.array([branch_numbers[c.tags[0]] for c in categories], dtype=np.int64)
+    owners = np.repeat(np.arange(len(categories)), np.diff(exemplars.offsets))
+    words = [
+        title_and_term_words(record.titles, record.terms) if record else {}
+        for record in (knowledge.get(category.id) for category in categories)
+    ]
+    return BranchModel.fit(category_branches, exemplars.vectors, owners, words)
+
+
 def _translations(taxonomy: Taxonomy, taxonomy_dir: Path) -> Translations:
     """Shopify's word table; none for Google, whose folds it did not move."""
     if not TAXONOMY_WEIGHTS[taxonomy.name].translated_terms:
@@ -178,5 +196,6 @@ def index_from_arrays(taxonomy: Taxonomy, arrays: dict[str, np.ndarray]) -> Cand
         modifiers=TermIndex.from_arrays(arrays, "modifiers_"),
         exemplars=Exemplars.from_arrays(arrays, "exemplars_"),
         children=Children.build(_parent_rows(categories)),
+        branches=BranchModel.from_arrays(arrays, "branches_"),
         weights=TAXONOMY_WEIGHTS[taxonomy.name],
     )

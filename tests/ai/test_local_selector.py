@@ -52,8 +52,8 @@ def test_declines_when_too_few_signals_agree_however_large_the_lead():
 
 
 def test_declines_when_candidates_are_close():
-    # 0.70 and 0.69 are raw scores 140 and 133.5: a lead of 6.5 points.
-    candidates = [Candidate(VASES, 0.70, AGREED, 1), Candidate(PILLOWS, 0.69, AGREED, 1)]
+    # 0.50 and 0.49 are raw scores 60 and 57.6: a lead of 2.4 points.
+    candidates = [Candidate(VASES, 0.50, AGREED, 1), Candidate(PILLOWS, 0.49, AGREED, 1)]
     assert LocalSelector().select("thing", candidates, None).category_id is None
 
 

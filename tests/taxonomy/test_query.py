@@ -1,6 +1,13 @@
 import pytest
 
-from shared.taxonomy.query import SPECIFICATION_WEIGHT, TITLE_WEIGHT, head_term, query_terms
+from shared.taxonomy.query import (
+    SPECIFICATION_WEIGHT,
+    TITLE_WEIGHT,
+    head_term,
+    listing_text,
+    query_terms,
+    semantic_text,
+)
 from shared.taxonomy.text import terms
 
 
@@ -50,3 +57,17 @@ def test_specification_words_weigh_less_than_the_product_words():
     (ram,) = terms("RAM")
     (macbook,) = terms("MacBook")
     assert weights[ram] == SPECIFICATION_WEIGHT < weights[macbook] == TITLE_WEIGHT
+
+
+def test_the_listing_text_reads_further_into_the_description_than_the_semantic_text():
+    description = "A sculptural piece with a hammered band and an open design. " * 3
+    product = f"Sunset Coil\n{description}This ring is adjustable."
+    assert "ring is" not in semantic_text(product)
+    listing = listing_text(product)
+    assert listing is not None and listing.startswith(semantic_text(product))
+    assert "ring is" in listing
+
+
+def test_a_listing_the_semantic_text_holds_whole_has_no_listing_text():
+    assert listing_text("Sunset Coil\nA gold-plated ring.") is None
+    assert listing_text("Sunset Coil") is None

@@ -1,0 +1,184 @@
+"""Which top-level branch of the taxonomy a listing belongs to, learnt from the product knowledge.
+
+The exemplar titles of the product knowledge are labelled examples (~45,000
+for Google, ~80,000 for Shopify), and each category's terms are the words of
+its branch. Two models are trained on them at index build, and their
+log-probabilities over the top-level branches are added:
+- a multinomial logistic regression over the titles' sentence vectors (the
+  multilingual encoder's, as the exemplars keep them), which reads
+  listings in other languages and phrasing;
+- naive Bayes over the words of each branch's titles and terms, its
+  log-likelihood averaged over the query's words (so a long description
+  does not make it certain) and scaled by WORD_SCALE, counting half
+  (WORD_WEIGHT).
+The candidates' signal is the log-probability of a category's branch
+relative to the likeliest branch, floored at FLOOR: a category in a branch
+the listing does not belong to loses, whatever word of its name matched
+("fonte" in a cast-iron pan is not Fonts). Training is deterministic: fixed
+iterations of full-batch gradient descent from zero weights.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from shared.taxonomy.lowrank import LowRankVectors
+from shared.taxonomy.text import terms
+
+# Iterations, step and momentum of the gradient descent, and its L2 penalty:
+# the training loss has flattened well before 300 iterations on both taxonomies.
+ITERATIONS = 300
+STEP = 0.5
+MOMENTUM = 0.9
+L2 = 1e-4
+# The least a feature's spread is taken to be when standardising: the real
+# rows' spreads are 0.02-0.2; a near-constant feature (a few exemplars) must
+# not get a huge weight.
+MIN_SCALE = 0.01
+# Added to every word count of a branch (Lidstone smoothing).
+WORD_SMOOTHING = 0.1
+# The words' mean log-likelihood is multiplied by this: about three words'
+# worth of evidence, whatever the listing's length.
+WORD_SCALE = 3.0
+# The word model's log-probabilities count half as much as the vector
+# model's: naive Bayes is sure of itself on a single shared word ("silk" in a
+# silk scarf is also Fabric > Silk). Chosen on the folds (docs/classification.md).
+WORD_WEIGHT = 0.5
+# A branch's relative log-probability never goes below this (1 in 1,000).
+FLOOR = float(np.log(1e-3))
+# A listing whose likeliest branch is at least this probable from its title
+# and the description's start is not read further (CandidateIndex reads more
+# of the others' descriptions where the taxonomy asks): on dev.jsonl about
+# half the listings, keeping nearly all of the gain of reading every one.
+SURE = 0.8
+
+
+@dataclass(frozen=True)
+class BranchModel:
+    category_branches: np.ndarray  # (categories,) each category's top-level branch, 0..branches-1
+    vector_weights: np.ndarray  # (dimensions, branches): a unit sentence vector's logits
+    vector_bias: np.ndarray  # (branches,)
+    vocabulary: dict[str, int]  # word -> row of word_log_likelihoods
+    word_log_likelihoods: np.ndarray  # (words, branches): log P(word | branch)
+
+    @classmethod
+    def fit(
+        cls,
+        category_branches: np.ndarray,
+        exemplars: LowRankVectors,
+        exemplar_categories: np.ndarray,
+        category_words: Sequence[Mapping[str, float]],
+    ) -> "BranchModel":
+        """Train on the exemplar rows (reduced, with their basis) and each category's word counts."""
+        branches = int(category_branches.max()) + 1
+        weights, bias = _logistic(
+            exemplars.reduced.astype(np.float32), category_branches[exemplar_categories], branches
+        )
+        # The model reads reduced rows; folded into the basis it reads the sentence vector.
+        full_weights = exemplars.basis @ weights
+        full_bias = bias - exemplars.mean @ full_weights
+        vocabulary, log_likelihoods = _word_model(category_branches, category_words, branches)
+        return cls(
+            category_branches,
+            full_weights.astype(np.float32),
+            full_bias.astype(np.float32),
+            vocabulary,
+            log_likelihoods,
+        )
+
+    def log_probabilities(
+        self, sentences: np.ndarray, queries: Sequence[Mapping[str, float]]
+    ) -> np.ndarray:
+        """(texts x branches) log-probabilities, from the sentence vectors and the query words."""
+        by_vector = _log_softmax(sentences @ self.vector_weights + self.vector_bias)
+        by_words = np.zeros_like(by_vector)
+        for row, query in enumerate(queries):
+            found = [(self.vocabulary[w], weight) for w, weight in query.items() if w in self.vocabulary]
+            if found:
+                rows, weights = zip(*found)
+                evidence = np.asarray(weights, dtype=np.float32) @ self.word_log_likelihoods[list(rows)]
+                by_words[row] = WORD_SCALE * evidence / max(sum(query.values()), 1.0)
+        return _log_softmax(by_vector + WORD_WEIGHT * _log_softmax(by_words))
+
+    def category_scores(self, log_probabilities: np.ndarray) -> np.ndarray:
+        """(texts x categories) each category's branch log-probability relative to the best, floored."""
+        relative = log_probabilities - log_probabilities.max(axis=1, keepdims=True)
+        return np.maximum(relative, FLOOR)[:, self.category_branches]
+
+    def to_arrays(self, prefix: str) -> dict[str, np.ndarray]:
+        return {
+            f"{prefix}category_branches": self.category_branches,
+            f"{prefix}vector_weights": self.vector_weights,
+            f"{prefix}vector_bias": self.vector_bias,
+            f"{prefix}vocabulary": np.array(list(self.vocabulary), dtype=str),
+            f"{prefix}word_log_likelihoods": self.word_log_likelihoods,
+        }
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray], prefix: str) -> "BranchModel":
+        words = arrays[f"{prefix}vocabulary"].tolist()
+        return cls(
+            arrays[f"{prefix}category_branches"],
+            arrays[f"{prefix}vector_weights"],
+            arrays[f"{prefix}vector_bias"],
+            {word: row for row, word in enumerate(words)},
+            arrays[f"{prefix}word_log_likelihoods"],
+        )
+
+
+def title_and_term_words(titles: Sequence[str], names: Sequence[str]) -> dict[str, float]:
+    """A category's word counts: its exemplar titles' and its terms' stemmed words."""
+    counts: defaultdict[str, float] = defaultdict(float)
+    for text in [*titles, *names]:
+        for word in terms(text):
+            counts[word] += 1.0
+    return dict(counts)
+
+
+def _logistic(rows: np.ndarray, labels: np.ndarray, classes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Multinomial logistic regression on standardised rows; weights and bias for the raw rows.
+
+    Without rows (a taxonomy version without knowledge) every branch is equally likely.
+    """
+    if len(rows) == 0:
+        return np.zeros((rows.shape[1], classes), np.float32), np.zeros(classes, np.float32)
+    centre = rows.mean(axis=0)
+    scale = np.maximum(rows.std(axis=0), MIN_SCALE)
+    features = np.hstack([(rows - centre) / scale, np.ones((len(rows), 1), dtype=np.float32)])
+    weights = np.zeros((features.shape[1], classes), dtype=np.float32)
+    velocity = np.zeros_like(weights)
+    positions = np.arange(len(labels))
+    for _ in range(ITERATIONS):
+        probabilities = np.exp(_log_softmax(features @ weights))
+        probabilities[positions, labels] -= 1.0
+        gradient = features.T @ probabilities / len(labels) + L2 * weights
+        velocity = MOMENTUM * velocity - STEP * gradient
+        weights += velocity
+    raw_weights = weights[:-1] / scale[:, None]
+    return raw_weights, weights[-1] - centre @ raw_weights
+
+
+def _word_model(
+    category_branches: np.ndarray, category_words: Sequence[Mapping[str, float]], branches: int
+) -> tuple[dict[str, int], np.ndarray]:
+    vocabulary: dict[str, int] = {}
+    entries = [
+        (vocabulary.setdefault(word, len(vocabulary)), branch, count)
+        for branch, words in zip(category_branches, category_words)
+        for word, count in words.items()
+    ]
+    counts = np.zeros((len(vocabulary), branches), dtype=np.float64)
+    if entries:
+        words, owners, values = (np.array(column) for column in zip(*entries))
+        np.add.at(counts, (words, owners), values)
+    smoothed = counts + WORD_SMOOTHING
+    return vocabulary, np.log(smoothed / smoothed.sum(axis=0)).astype(np.float32)
+
+
+def _log_softmax(logits: np.ndarray) -> np.ndarray:
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))

@@ -1,0 +1,116 @@
+"""The top-level branch model: trained from the knowledge, deterministic, and moving a product to its branch."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from shared.taxonomy import search
+from shared.taxonomy.branches import FLOOR, BranchModel, title_and_term_words
+from shared.taxonomy.knowledge.store import folder_name
+from shared.taxonomy.lowrank import LowRankVectors
+from shared.taxonomy.query import listing_text, query_terms, semantic_text
+from shared.taxonomy.search import CandidateIndex
+from shared.taxonomy.service import load_index
+
+
+def _two_branch_model() -> BranchModel:
+    """Categories 0, 1 in branch 0 and 2 in branch 1; exemplar vectors around two directions."""
+    generator = np.random.default_rng(0)
+    directions = np.eye(8, dtype=np.float32)[[0, 1]]
+    owners = np.array([0, 0, 1, 1, 2, 2, 2, 2])
+    branches = np.array([0, 0, 1])
+    rows = directions[branches[owners]] + 0.1 * generator.standard_normal((8, 8)).astype(np.float32)
+    words = [
+        title_and_term_words(["Dog bed, orthopaedic"], ["dog bed"]),
+        title_and_term_words(["Chew toy for dogs"], ["dog toy"]),
+        title_and_term_words(["Road bike, carbon frame"], ["bicycle", "bike"]),
+    ]
+    return BranchModel.fit(branches, LowRankVectors.identity(rows), owners, words)
+
+
+def test_training_is_deterministic_and_survives_the_cache_arrays():
+    first, second = _two_branch_model(), _two_branch_model()
+    assert np.array_equal(first.vector_weights, second.vector_weights)
+    assert np.array_equal(first.word_log_likelihoods, second.word_log_likelihoods)
+    loaded = BranchModel.from_arrays(first.to_arrays("b_"), "b_")
+    query = np.eye(8, dtype=np.float32)[[1]]
+    assert np.allclose(
+        loaded.log_probabilities(query, [{"bike": 1.0}]),
+        first.log_probabilities(query, [{"bike": 1.0}]),
+    )
+
+
+def test_vectors_and_words_each_point_to_their_branch():
+    model = _two_branch_model()
+    near_bikes = np.eye(8, dtype=np.float32)[[1]]
+    scores = model.category_scores(model.log_probabilities(near_bikes, [{}]))[0]
+    assert scores[2] == 0.0 and scores[0] == scores[1] < 0.0
+    dog = model.log_probabilities(np.zeros((1, 8), np.float32), [{"dog": 1.0}])
+    scores = model.category_scores(dog)[0]
+    assert scores[0] == scores[1] == 0.0 and FLOOR <= scores[2] < 0.0
+
+
+def test_without_knowledge_every_branch_is_as_likely():
+    rows = np.zeros((0, 8), dtype=np.float32)
+    model = BranchModel.fit(np.array([0, 1]), LowRankVectors.identity(rows), np.array([], int), [{}, {}])
+    dog = model.log_probabilities(np.ones((1, 8), np.float32), [{"dog": 1.0}])
+    assert np.array_equal(model.category_scores(dog), [[0.0, 0.0]])
+
+
+def _index_knowing_zorbix(taxonomy_dir: Path, cache_dir: Path, tmp_path: Path) -> CandidateIndex:
+    """The test taxonomy's index with one knowledge record: a made-up word filed under dog beds."""
+    record = {
+        "id": "4",
+        "titles": ["Zorbix orthopaedic dog bed, large", "Zorbix calming donut bed for dogs"],
+        "terms": ["zorbix", "dog bed", "pet bed"],
+    }
+    folder = tmp_path / "knowledge" / folder_name("Google", "2030-01-02")
+    folder.mkdir(parents=True)
+    (folder / "a.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
+    return load_index(taxonomy_dir, "Google", cache_dir, tmp_path / "knowledge")
+
+
+def test_the_index_learns_branches_from_the_knowledge_and_moves_a_product_there(
+    taxonomy_dir: Path, cache_dir: Path, tmp_path: Path
+):
+    # The made-up word belongs to the pets branch.
+    index = _index_knowing_zorbix(taxonomy_dir, cache_dir, tmp_path)
+    product = "Zorbix decor cushion"
+    _, signals = index.signals_many([product])
+    by_id = dict(zip(index.ids, signals["branch"][0]))
+    assert by_id["4"] == by_id["1"] == 0.0
+    assert by_id["11"] < 0.0 and by_id["12"] < 0.0
+    without = dataclasses.replace(index, weights=dataclasses.replace(index.weights, branch=0.0))
+    assert without.candidates(product)[0].category.path.startswith("Home & Garden")
+    assert index.candidates(product)[0].category.path.startswith("Animals & Pet Supplies")
+
+
+def test_an_unsure_listing_is_read_further_in_the_share_asked(
+    taxonomy_dir: Path, cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    index = _index_knowing_zorbix(taxonomy_dir, cache_dir, tmp_path)
+    short, long = "Zorbix\nA cushion.", "Zorbix\n" + "A soft cushion for the sofa. " * 8 + "Dog bed."
+    texts = [short, long]
+    queries = [query_terms(text) for text in texts]
+    sentences = index.sentence_embedder.embed([semantic_text(text) for text in texts])
+    listing = index.sentence_embedder.embed([listing_text(long) or ""])
+    as_read = index.branches.log_probabilities(sentences, queries)
+    read_further = index.branches.log_probabilities(listing, queries[1:])[0]
+    halfway = index.branches.log_probabilities((sentences[1:] + listing) / 2, queries[1:])[0]
+
+    def branches(share: float) -> np.ndarray:
+        return index.branch_log_probabilities(texts, sentences, queries, share)
+
+    assert np.array_equal(branches(0.0), as_read)
+    monkeypatch.setattr(search, "SURE", 1.01)  # every listing unsure
+    assert np.array_equal(branches(1.0)[0], as_read[0])  # nothing more to read
+    assert np.array_equal(branches(1.0)[1], read_further)
+    assert not np.array_equal(read_further, as_read[1])
+    assert np.allclose(branches(0.5)[1], halfway)
+    monkeypatch.setattr(search, "SURE", 0.0)  # every listing sure
+    assert np.array_equal(branches(1.0), as_read)
