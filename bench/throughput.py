@@ -148,7 +148,7 @@ def percentile(ordered: list[float], share: float) -> float:
 def pipeline_per_item(env: dict, listings: Path) -> list[dict]:
     """`taxonomist eval` on the same listings: the pipeline's own time per item."""
     done = subprocess.run(
-        [sys.executable, "-m", "shared.cli", "eval", str(listings), "--limit", str(EVAL_ITEMS), "--json"],
+        [sys.executable, "-m", "cli.main", "eval", str(listings), "--limit", str(EVAL_ITEMS), "--json"],
         env=env, capture_output=True, text=True, check=True,
     )
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
