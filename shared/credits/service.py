@@ -243,6 +243,7 @@ def _end(
     """
     if count < 1:
         raise ValueError("A hold ends one unit or more at a time.")
+    # The session's pending changes first: Core statements do not flush them.
     session.flush()
     account_id = _lock_balance_of_hold(session, hold_id)
     # Written before the compare-and-set and withdrawn if it fails, so that
