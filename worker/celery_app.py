@@ -75,10 +75,13 @@ def make_celery(settings: Settings) -> TaxonomistCelery:
         task_ignore_result=True,
         worker_prefetch_multiplier=1,
         worker_hijack_root_logger=False,
-        # Flower shows tasks from these events, from the moment a worker
-        # receives one. No "task-sent" event from the sender: it was a second
-        # message per request, about 6% of the front's CPU (docs/throughput.md).
-        worker_send_task_events=True,
+        # Task events (received, started, succeeded) cost the worker a Redis
+        # PUBLISH each, about a fifth of its CPU per synchronous request. Off
+        # until a monitor asks: Flower sends `enable_events` to every worker
+        # when it starts and every few seconds, and shows tasks from then on.
+        worker_send_task_events=False,
+        # No "task-sent" event from the sender either: it was a second message
+        # per request, about 6% of the front's CPU (docs/throughput.md).
         task_send_sent_event=False,
         beat_schedule=beat_schedule(settings),
         beat_scheduler=IN_MEMORY_SCHEDULER,

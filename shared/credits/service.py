@@ -17,7 +17,6 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-
 from typing import cast
 
 from sqlalchemy import (
@@ -49,12 +48,17 @@ from shared.credits.models import (
     CreditHold,
     LedgerEntry,
 )
-from shared.db.base import utcnow
+from shared.db.base import Base, utcnow
+
+
+def _table(model: type[Base]) -> Table:
+    # A declarative model's table (typed as a FromClause by the ORM).
+    return cast(Table, model.__table__)
+
 
 # The hold's statements, built once: building a statement and its cache key
-# cost more CPU than running it (see `hold`). Declarative types `__table__`
-# as any FromClause; it is a Table.
-_BALANCES = cast(Table, CreditBalance.__table__)
+# cost more CPU than running it (see `hold`).
+_BALANCES = _table(CreditBalance)
 _BALANCE_OF_ACCOUNT = _BALANCES.c.account_id == bindparam("of_account")
 # The no-op write takes the lock (see _locked_balance) and reads the row in
 # the same round trip.
@@ -65,8 +69,8 @@ _LOCK_AND_READ_BALANCE = (
     .returning(_BALANCES.c.monthly, _BALANCES.c.topup, _BALANCES.c.renews_at)
 )
 _TAKE_FROM_BALANCE = update(_BALANCES).where(_BALANCE_OF_ACCOUNT)
-_NEW_HOLD = insert(cast(Table, CreditHold.__table__))
-_NEW_LEDGER_ENTRY = insert(cast(Table, LedgerEntry.__table__))
+_NEW_HOLD = insert(_table(CreditHold))
+_NEW_LEDGER_ENTRY = insert(_table(LedgerEntry))
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,7 +248,7 @@ def consume(session: Session, hold_id: str, outcome: str, count: int = 1) -> boo
     before_expiry = or_(
         CreditHold.expires_at.is_(None), CreditHold.expires_at > _database_clock(session)
     )
-    return _end(session, hold_id, outcome, count, CreditHold.consumed, before_expiry) is not None
+    return _end(session, hold_id, outcome, count, "consumed", before_expiry) is not None
 
 
 def _database_clock(session: Session) -> ColumnElement:
@@ -263,10 +267,12 @@ def refund(session: Session, hold_id: str, outcome: str, count: int = 1) -> bool
     """
     if outcome not in REFUND_OUTCOMES:
         raise ValueError(f"not an outcome that is refunded: {outcome}")
-    ended = _end(session, hold_id, outcome, count, CreditHold.refunded)
-    if ended is None:
+    account_id = _end(session, hold_id, outcome, count, "refunded")
+    if account_id is None:
         return False
-    held, balance = ended
+    # The ORM objects, read after the Core statements of `_end` (the balance is locked already).
+    held = session.get_one(CreditHold, hold_id, populate_existing=True)
+    balance = session.get_one(CreditBalance, account_id, populate_existing=True)
     monthly, topup = _refund_sources(held, balance, count)
     balance.monthly += monthly
     balance.topup += topup
@@ -288,42 +294,67 @@ def _end(
     hold_id: str,
     outcome: str,
     count: int,
-    counter,
+    counter: str,
     condition: ColumnElement[bool] | None = None,
-) -> tuple[CreditHold, CreditBalance] | None:
-    """Add `count` to the hold's `counter` if that many units are open (and
-    `condition` holds), and record the outcome."""
+) -> int | None:
+    """Add `count` to the hold's `counter` column if that many units are open
+    (and `condition` holds), and record the outcome; the hold's account, or None.
+
+    Core statements on the session's connection: three round trips (lock,
+    usage record, compare-and-set), without the ORM's unit of work, since a
+    worker settles every synchronous request here.
+    """
     if count < 1:
         raise ValueError("A hold ends one unit or more at a time.")
-    account_id = session.scalar(select(CreditHold.account_id).where(CreditHold.id == hold_id))
-    if account_id is None:
-        raise HoldNotFound(hold_id)
-    balance = _locked_balance(session, account_id)
+    # The session's pending changes first: Core statements do not flush them.
+    session.flush()
+    account_id = _lock_balance_of_hold(session, hold_id)
     # Written before the compare-and-set and withdrawn if it fails, so that
     # the compare-and-set is the last statement before COMMIT: a consume
     # judged on time commits right after its judgement.
-    record = usage.record(session, account_id, outcome, count)
-    session.flush()
-    ended_units = CreditHold.consumed + CreditHold.refunded + count
-    size = CreditHold.monthly + CreditHold.topup
+    record_id = usage.record(session, account_id, outcome, count)
+    holds = _table(CreditHold)
+    ended_units = holds.c.consumed + holds.c.refunded + count
+    size = holds.c.monthly + holds.c.topup
     # The condition is the compare-and-set that ends each unit once; a hold
     # with nothing left open leaves the index the stale sweep reads.
-    changed = session.execute(
-        update(CreditHold)
-        .where(CreditHold.id == hold_id, ended_units <= size, true() if condition is None else condition)
+    changed = session.connection().execute(
+        update(holds)
+        .where(holds.c.id == hold_id, ended_units <= size, true() if condition is None else condition)
         .values(
             {
-                counter: counter + count,
-                CreditHold.expires_at: case(
-                    (ended_units == size, None), else_=CreditHold.expires_at
-                ),
+                holds.c[counter]: holds.c[counter] + count,
+                holds.c.expires_at: case((ended_units == size, None), else_=holds.c.expires_at),
             }
         )
-    ).rowcount  # type: ignore[attr-defined]  # an UPDATE's CursorResult
+    ).rowcount
     if not changed:
-        session.delete(record)
+        usage.withdraw(session, record_id)
         return None
-    return session.get_one(CreditHold, hold_id, populate_existing=True), balance
+    return account_id
+
+
+def _lock_balance_of_hold(session: Session, hold_id: str) -> int:
+    """Lock the balance of the hold's account in one statement (renewing it
+    if due, as `_locked_balance` does); answers the account."""
+    balances = _table(CreditBalance)
+    hold_account = select(CreditHold.account_id).where(CreditHold.id == hold_id).scalar_subquery()
+    locked = session.connection().execute(
+        update(balances)
+        .where(balances.c.account_id == hold_account)
+        .values(account_id=balances.c.account_id)
+        .returning(balances.c.account_id, balances.c.renews_at)
+    ).one_or_none()
+    if locked is None:
+        if session.scalar(select(CreditHold.account_id).where(CreditHold.id == hold_id)) is None:
+            raise HoldNotFound(hold_id)
+        raise InsufficientCredits("The account has no credit balance.")
+    account_id, renews_at = locked
+    if renews_at <= utcnow():
+        _locked_balance(session, account_id)
+        # Written now: the compare-and-set stays the last statement.
+        session.flush()
+    return account_id
 
 
 def _refund_sources(held: CreditHold, balance: CreditBalance, count: int) -> tuple[int, int]:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from typing import cast
 
-from sqlalchemy import func, select
+from sqlalchemy import Table, delete, func, insert, select
 from sqlalchemy.orm import Session
 
 from shared.credits import cycle
@@ -45,14 +46,24 @@ class DayUsage:
         return self.found + self.not_found + self.failed + self.cancelled + self.rate_limited
 
 
-def record(session: Session, account_id: int, outcome: str, count: int) -> UsageRecord:
-    """`count` classifications of the account ended with `outcome` just now."""
+def record(session: Session, account_id: int, outcome: str, count: int) -> int:
+    """`count` classifications of the account ended with `outcome` just now; the record's id.
+
+    A Core INSERT on the session's connection: it is written at once, not at the next flush.
+    """
     now = utcnow()
-    entry = UsageRecord(
-        account_id=account_id, day=now.date(), outcome=outcome, count=count, created_at=now
-    )
-    session.add(entry)
-    return entry
+    records = cast(Table, UsageRecord.__table__)  # a FromClause to the type checker
+    return session.connection().execute(
+        insert(records)
+        .values(account_id=account_id, day=now.date(), outcome=outcome, count=count, created_at=now)
+        .returning(records.c.id)
+    ).scalar_one()
+
+
+def withdraw(session: Session, record_id: int) -> None:
+    """Take back a record of this transaction (its outcome did not happen after all)."""
+    records = cast(Table, UsageRecord.__table__)  # a FromClause to the type checker
+    session.connection().execute(delete(records).where(records.c.id == record_id))
 
 
 def daily_usage(session: Session, account_id: int, days: int = CHART_DAYS) -> list[DayUsage]:

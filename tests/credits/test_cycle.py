@@ -5,10 +5,12 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from sqlalchemy import select
 
 from shared.accounts import service as accounts
 from shared.credits import cycle
 from shared.credits import service as credits
+from shared.credits.models import OUTCOME_FAILED, OUTCOME_FOUND, CreditBalance, UsageRecord
 
 OPENED = datetime(2025, 1, 31, 9, 30, tzinfo=timezone.utc)
 RENEWALS = [
@@ -87,3 +89,23 @@ def test_a_cycle_starts_at_the_previous_boundary_of_the_anchor():
     assert cycle.cycle_start(OPENED, RENEWALS[0]) == OPENED
     # A renewal a moment off the grid (set before balances had an anchor) finds its cycle.
     assert cycle.cycle_start(OPENED, RENEWALS[1] + timedelta(milliseconds=3)) == RENEWALS[0]
+
+
+def test_a_settlement_due_for_renewal_renews_before_its_compare_and_set(database, clock):
+    with database.session() as session:
+        account_id = accounts.create_account(session, "settle@example.test").id
+        credits.open_balance(session, account_id, monthly_allowance=3)
+        consumed = credits.hold(session, account_id).id
+        refunded = credits.hold(session, account_id).id
+    clock.now = RENEWALS[0]
+    with database.session() as session:
+        assert credits.consume(session, consumed, OUTCOME_FOUND)
+    with database.session() as session:
+        balance = session.get_one(CreditBalance, account_id)
+        # Renewed by the consume itself, not by a later read.
+        assert (balance.monthly, balance.renews_at) == (3, RENEWALS[1])
+        # A credit of the last cycle comes back as nothing: the allowance is full again.
+        assert credits.refund(session, refunded, OUTCOME_FAILED)
+    with database.session() as session:
+        outcomes = session.scalars(select(UsageRecord.outcome).where(UsageRecord.account_id == account_id))
+        assert (credits.show(session, account_id).monthly, sorted(outcomes)) == (3, [OUTCOME_FAILED, OUTCOME_FOUND])
