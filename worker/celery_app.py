@@ -43,13 +43,17 @@ class TaxonomistCelery(Celery):
         # (worker.embedded); None: every task goes through the broker.
         self.interactive_threads: Executor | None = None
 
-    def send_task(self, name: str, args: Any = None, **options: Any) -> Any:
-        """Celery's, but for interactive tasks in the embedded mode: the in-memory
-        broker is polled, and its wait was most of a classification's latency."""
+    def send_task(
+        self, name: str, args: Any = None, kwargs: Any = None, *more: Any, **options: Any
+    ) -> Any:
+        """Celery's (with its whole signature: beat and `apply_async` pass
+        kwargs and more by position), but for interactive tasks in the embedded
+        mode: the in-memory broker is polled, and its wait was most of a
+        classification's latency."""
         if self.interactive_threads is not None and options.get("queue") == INTERACTIVE_QUEUE:
-            self.interactive_threads.submit(self.tasks[name], *(args or ()))
+            self.interactive_threads.submit(self.tasks[name], *(args or ()), **(kwargs or {}))
             return None
-        return super().send_task(name, args, **options)
+        return super().send_task(name, args, kwargs, *more, **options)
 
 
 def make_celery(settings: Settings) -> TaxonomistCelery:
