@@ -86,14 +86,20 @@ def spent(database_url: str, customer, granted: int) -> int:
     return granted - balance_of(database_url, customer.account_id).total
 
 
-def open_holds(database: Database, account_id: int) -> int:
-    with database.session() as session:
-        return session.scalar(
-            select(func.count()).where(
-                CreditHold.account_id == account_id,
-                CreditHold.consumed + CreditHold.refunded < CreditHold.monthly + CreditHold.topup,
+def open_holds_after_the_sweep(database_url: str, account_id: int) -> int:
+    """Run the sweep, then count the account's holds that still have units open."""
+    database = Database(database_url)
+    try:
+        refund_unsettled(database)
+        with database.session() as session:
+            return session.scalar(
+                select(func.count()).where(
+                    CreditHold.account_id == account_id,
+                    CreditHold.consumed + CreditHold.refunded < CreditHold.monthly + CreditHold.topup,
+                )
             )
-        )
+    finally:
+        database.dispose()
 
 
 def test_a_stalled_database_answers_by_the_deadline_and_charges_only_the_200s(tmp_path, built_indexes):
@@ -117,12 +123,7 @@ def test_a_stalled_database_answers_by_the_deadline_and_charges_only_the_200s(tm
                 client.join()
             # Past every hold's deadline, and the worker's late settlements done.
             time.sleep(DEADLINE_SECONDS + 2)
-        database = Database(database_url)
-        try:
-            refund_unsettled(database)
-            assert open_holds(database, customer.account_id) == 0
-        finally:
-            database.dispose()
+        assert open_holds_after_the_sweep(database_url, customer.account_id) == 0
         statuses = [answer.status for answer in answers]
         assert statuses.count(200) > 0 and statuses.count(500) > 0, statuses
         assert set(statuses) <= {200, 500}
@@ -169,12 +170,7 @@ def test_a_killed_front_charges_none_of_its_requests_in_flight(tmp_path, built_i
                 worker.stop()
             front.stop()
             delete_redis_keys(namespace)
-        database = Database(database_url)
-        try:
-            refund_unsettled(database)
-            assert open_holds(database, customer.account_id) == 0
-        finally:
-            database.dispose()
+        assert open_holds_after_the_sweep(database_url, customer.account_id) == 0
         assert "nobody received the answer" in worker.log()
         assert spent(database_url, customer, granted) == 0
 
