@@ -60,13 +60,26 @@ def _table(model: type[Base]) -> Table:
 # cost more CPU than running it (see `hold`).
 _BALANCES = _table(CreditBalance)
 _BALANCE_OF_ACCOUNT = _BALANCES.c.account_id == bindparam("of_account")
-# The no-op write takes the lock (see _locked_balance) and reads the row in
-# the same round trip.
-_LOCK_AND_READ_BALANCE = (
-    update(_BALANCES)
-    .where(_BALANCE_OF_ACCOUNT)
-    .values(account_id=_BALANCES.c.account_id)
-    .returning(_BALANCES.c.monthly, _BALANCES.c.topup, _BALANCES.c.renews_at)
+
+
+def _lock_and_read(where: ColumnElement[bool]):
+    # The no-op write takes the lock (see _locked_balance) and reads the row
+    # in the same round trip.
+    return (
+        update(_BALANCES)
+        .where(where)
+        .values(account_id=_BALANCES.c.account_id)
+        .returning(
+            _BALANCES.c.account_id, _BALANCES.c.monthly, _BALANCES.c.topup, _BALANCES.c.renews_at
+        )
+    )
+
+
+_LOCK_BALANCE_OF_ACCOUNT = _lock_and_read(_BALANCE_OF_ACCOUNT)
+# A hold's settlement knows the hold, not the account.
+_LOCK_BALANCE_OF_HOLD = _lock_and_read(
+    _BALANCES.c.account_id
+    == select(CreditHold.account_id).where(CreditHold.id == bindparam("of_hold")).scalar_subquery()
 )
 _TAKE_FROM_BALANCE = update(_BALANCES).where(_BALANCE_OF_ACCOUNT)
 _NEW_HOLD = insert(_table(CreditHold))
@@ -185,7 +198,10 @@ def hold(
     """
     if count < 1:
         raise ValueError("A hold is one credit or more.")
-    monthly, topup, renews_at = _locked_balance_figures(session, account_id)
+    locked = _lock_balance_figures(session, _LOCK_BALANCE_OF_ACCOUNT, {"of_account": account_id})
+    if locked is None:
+        raise InsufficientCredits("The account has no credit balance.")
+    _, monthly, topup, renews_at = locked
     if monthly + topup < count:
         raise InsufficientCredits("Insufficient credits.")
     held = Held(str(uuid.uuid4()), monthly=min(monthly, count), topup=count - min(monthly, count))
@@ -221,17 +237,20 @@ def hold(
     return held
 
 
-def _locked_balance_figures(session: Session, account_id: int) -> tuple[int, int, datetime]:
-    """(monthly, top-up, renews_at) of the balance, under its write lock, renewed if due."""
-    row = session.connection().execute(_LOCK_AND_READ_BALANCE, {"of_account": account_id}).first()
+def _lock_balance_figures(
+    session: Session, statement, params: dict
+) -> tuple[int, int, int, datetime] | None:
+    """(account, monthly, top-up, renews_at) of the balance `statement` locks,
+    renewed if due; None when it locks no row."""
+    row = session.connection().execute(statement, params).first()
     if row is None:
-        raise InsufficientCredits("The account has no credit balance.")
+        return None
     if row.renews_at > utcnow():
-        return row.monthly, row.topup, row.renews_at
+        return row.account_id, row.monthly, row.topup, row.renews_at
     # Once a cycle: the renewal's own path, and its writes flushed before ours.
-    balance = _locked_balance(session, account_id)
+    balance = _locked_balance(session, row.account_id)
     session.flush()
-    return balance.monthly, balance.topup, balance.renews_at
+    return balance.account_id, balance.monthly, balance.topup, balance.renews_at
 
 
 def consume(session: Session, hold_id: str, outcome: str, count: int = 1) -> bool:
@@ -336,25 +355,13 @@ def _end(
 
 def _lock_balance_of_hold(session: Session, hold_id: str) -> int:
     """Lock the balance of the hold's account in one statement (renewing it
-    if due, as `_locked_balance` does); answers the account."""
-    balances = _table(CreditBalance)
-    hold_account = select(CreditHold.account_id).where(CreditHold.id == hold_id).scalar_subquery()
-    locked = session.connection().execute(
-        update(balances)
-        .where(balances.c.account_id == hold_account)
-        .values(account_id=balances.c.account_id)
-        .returning(balances.c.account_id, balances.c.renews_at)
-    ).one_or_none()
+    if due); answers the account."""
+    locked = _lock_balance_figures(session, _LOCK_BALANCE_OF_HOLD, {"of_hold": hold_id})
     if locked is None:
         if session.scalar(select(CreditHold.account_id).where(CreditHold.id == hold_id)) is None:
             raise HoldNotFound(hold_id)
         raise InsufficientCredits("The account has no credit balance.")
-    account_id, renews_at = locked
-    if renews_at <= utcnow():
-        _locked_balance(session, account_id)
-        # Written now: the compare-and-set stays the last statement.
-        session.flush()
-    return account_id
+    return locked[0]
 
 
 def _refund_sources(held: CreditHold, balance: CreditBalance, count: int) -> tuple[int, int]:

@@ -46,24 +46,25 @@ class DayUsage:
         return self.found + self.not_found + self.failed + self.cancelled + self.rate_limited
 
 
+_RECORDS = cast(Table, UsageRecord.__table__)  # a FromClause to the type checker
+
+
 def record(session: Session, account_id: int, outcome: str, count: int) -> int:
     """`count` classifications of the account ended with `outcome` just now; the record's id.
 
     A Core INSERT on the session's connection: it is written at once, not at the next flush.
     """
     now = utcnow()
-    records = cast(Table, UsageRecord.__table__)  # a FromClause to the type checker
     return session.connection().execute(
-        insert(records)
+        insert(_RECORDS)
         .values(account_id=account_id, day=now.date(), outcome=outcome, count=count, created_at=now)
-        .returning(records.c.id)
+        .returning(_RECORDS.c.id)
     ).scalar_one()
 
 
 def withdraw(session: Session, record_id: int) -> None:
     """Take back a record of this transaction (its outcome did not happen after all)."""
-    records = cast(Table, UsageRecord.__table__)  # a FromClause to the type checker
-    session.connection().execute(delete(records).where(records.c.id == record_id))
+    session.connection().execute(delete(_RECORDS).where(_RECORDS.c.id == record_id))
 
 
 def daily_usage(session: Session, account_id: int, days: int = CHART_DAYS) -> list[DayUsage]:
