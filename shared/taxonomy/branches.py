@@ -1,4 +1,8 @@
-"""Which top-level branch of the taxonomy a listing belongs to, learnt from the product knowledge.
+"""Which branch of the taxonomy a listing belongs to, learnt from the product knowledge.
+
+A branch is a top-level category with everything under it, or (the
+second-level model) a category at depth 1 with everything under it, a
+top-level category standing for itself.
 
 The exemplar titles of the product knowledge are labelled examples (~45,000
 for Google, ~80,000 for Shopify), and each category's terms are the words of
@@ -15,7 +19,9 @@ The candidates' signal is the log-probability of a category's branch
 relative to the likeliest branch, floored at FLOOR: a category in a branch
 the listing does not belong to loses, whatever word of its name matched
 ("fonte" in a cast-iron pan is not Fonts). Training is deterministic: fixed
-iterations of full-batch gradient descent from zero weights.
+iterations of full-batch gradient descent from zero weights (fewer for the
+second level, SUBBRANCH_ITERATIONS, whose ~200 classes cost ten times more
+per iteration).
 """
 
 from __future__ import annotations
@@ -32,6 +38,10 @@ from shared.taxonomy.text import terms
 # Iterations, step and momentum of the gradient descent, and its L2 penalty:
 # the training loss has flattened well before 300 iterations on both taxonomies.
 ITERATIONS = 300
+# The second-level model's iterations: 100 take ~10 s for Google's 213
+# classes and ~28 s for Shopify's 237 on two cores (docs/classification.md,
+# ninth round); training accuracy 0.68 at 100 against 0.70 at 200 (Google).
+SUBBRANCH_ITERATIONS = 100
 STEP = 0.5
 MOMENTUM = 0.9
 L2 = 1e-4
@@ -59,7 +69,7 @@ SURE = 0.8
 
 @dataclass(frozen=True)
 class BranchModel:
-    category_branches: np.ndarray  # (categories,) each category's top-level branch, 0..branches-1
+    category_branches: np.ndarray  # (categories,) each category's branch, 0..branches-1
     vector_weights: np.ndarray  # (dimensions, branches): a unit sentence vector's logits
     vector_bias: np.ndarray  # (branches,)
     vocabulary: dict[str, int]  # word -> row of word_log_likelihoods
@@ -72,11 +82,15 @@ class BranchModel:
         exemplars: LowRankVectors,
         exemplar_categories: np.ndarray,
         category_words: Sequence[Mapping[str, float]],
+        iterations: int = ITERATIONS,
     ) -> "BranchModel":
         """Train on the exemplar rows (reduced, with their basis) and each category's word counts."""
         branches = int(category_branches.max()) + 1
         weights, bias = _logistic(
-            exemplars.reduced.astype(np.float32), category_branches[exemplar_categories], branches
+            exemplars.reduced.astype(np.float32),
+            category_branches[exemplar_categories],
+            branches,
+            iterations,
         )
         # The model reads reduced rows; folded into the basis it reads the sentence vector.
         full_weights = exemplars.basis @ weights
@@ -139,7 +153,9 @@ def title_and_term_words(titles: Sequence[str], names: Sequence[str]) -> dict[st
     return dict(counts)
 
 
-def _logistic(rows: np.ndarray, labels: np.ndarray, classes: int) -> tuple[np.ndarray, np.ndarray]:
+def _logistic(
+    rows: np.ndarray, labels: np.ndarray, classes: int, iterations: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Multinomial logistic regression on standardised rows; weights and bias for the raw rows.
 
     Without rows (a taxonomy version without knowledge) every branch is equally likely.
@@ -152,7 +168,7 @@ def _logistic(rows: np.ndarray, labels: np.ndarray, classes: int) -> tuple[np.nd
     weights = np.zeros((features.shape[1], classes), dtype=np.float32)
     velocity = np.zeros_like(weights)
     positions = np.arange(len(labels))
-    for _ in range(ITERATIONS):
+    for _ in range(iterations):
         probabilities = np.exp(_log_softmax(features @ weights))
         probabilities[positions, labels] -= 1.0
         gradient = features.T @ probabilities / len(labels) + L2 * weights

@@ -18,7 +18,8 @@ held-out folds, see docs/classification.md):
 - between a parent and its children: the child inherits the parent's name
   coverage, and a parent gives way to a child whose knowledge matches better;
 - the log-probability of its top-level branch (relative to the likeliest),
-  from a classifier trained on the knowledge's exemplar titles and words;
+  from a classifier trained on the knowledge's exemplar titles and words,
+  and (where weighted) that of its second-level branch, from another;
 - minus a little per level of depth: merchants file products under general
   categories more often than the taxonomy's shape suggests, and a deep
   category must earn its place with a better match.
@@ -98,6 +99,10 @@ class FusionWeights:
     # relative to the likeliest branch (shared/taxonomy/branches.py): a
     # category in a branch the listing does not belong to loses.
     branch: float = 0.0
+    # The same for the category's second-level branch ("Home & Garden >
+    # Decor"; a top-level category is its own), from a model of that level
+    # trained the same way: it tells subtrees of one top-level branch apart.
+    subbranch: float = 0.0
     # The share of the branch model's sentence vector taken from the title
     # and more of the description (query.listing_text) rather than from the
     # vector of the other signals (query.semantic_text): 0 or 1, or between.
@@ -187,6 +192,7 @@ class CandidateIndex:
     exemplars: Exemplars
     children: Children
     branches: BranchModel
+    subbranches: BranchModel
     weights: FusionWeights
 
     def raw_scores_many(self, products: Sequence[str]) -> np.ndarray:
@@ -259,10 +265,15 @@ class CandidateIndex:
         ]
         for name in lexical[0]:
             signals[name] = np.stack([row[name] for row in lexical])
-        if wanted("branch"):
+        if wanted("branch") or wanted("subbranch"):
             listing_share = (weights or self.weights).branch_listing_share
-            log_probabilities = self.branch_log_probabilities(texts, sentences, queries, listing_share)
-            signals["branch"] = self.branches.category_scores(log_probabilities)
+            read = self.branch_sentences(texts, sentences, queries, listing_share)
+            if wanted("branch"):
+                log_probabilities = self.branches.log_probabilities(read, queries)
+                signals["branch"] = self.branches.category_scores(log_probabilities)
+            if wanted("subbranch"):
+                log_probabilities = self.subbranches.log_probabilities(read, queries)
+                signals["subbranch"] = self.subbranches.category_scores(log_probabilities)
         return sentences, signals
 
     def branch_log_probabilities(
@@ -272,29 +283,41 @@ class CandidateIndex:
         queries: Sequence[Mapping[str, float]],
         listing_share: float,
     ) -> np.ndarray:
-        """The branch model's (texts x branches) log-probabilities, reading more of unsure listings.
+        """The top-level branch model's (texts x branches) log-probabilities (branch_sentences)."""
+        read = self.branch_sentences(texts, sentences, queries, listing_share)
+        return self.branches.log_probabilities(read, queries)
+
+    def branch_sentences(
+        self,
+        texts: Sequence[str],
+        sentences: np.ndarray,
+        queries: Sequence[Mapping[str, float]],
+        listing_share: float,
+    ) -> np.ndarray:
+        """The sentence vectors the branch models read, more of the listing for unsure ones.
 
         A listing the title and the description's start leave unsure of its
-        branch (below branches.SURE) whose description goes on is encoded
-        again over more of it (query.listing_text), and that vector makes
-        `listing_share` of the one the model reads: a bare name ("Sunset
-        Coil") often says what it is only further on ("this sculptural ring").
+        top-level branch (below branches.SURE) whose description goes on is
+        encoded again over more of it (query.listing_text), and that vector
+        makes `listing_share` of the one the models read: a bare name
+        ("Sunset Coil") often says what it is only further on ("this
+        sculptural ring").
         """
-        log_probabilities = self.branches.log_probabilities(sentences, queries)
         if not listing_share:
-            return log_probabilities
+            return sentences
+        log_probabilities = self.branches.log_probabilities(sentences, queries)
         unsure = {
             row: listing
             for row, listing in enumerate(map(listing_text, texts))
             if listing is not None and np.exp(log_probabilities[row].max()) < SURE
         }
         if not unsure:
-            return log_probabilities
+            return sentences
         rows = list(unsure)
         listings = self.sentence_embedder.embed(list(unsure.values()))
-        mixed = (1.0 - listing_share) * sentences[rows] + listing_share * listings
-        log_probabilities[rows] = self.branches.log_probabilities(mixed, [queries[row] for row in rows])
-        return log_probabilities
+        read = sentences.copy()
+        read[rows] = (1.0 - listing_share) * sentences[rows] + listing_share * listings
+        return read
 
     def _lexical_signals(
         self,

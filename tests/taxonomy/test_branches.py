@@ -114,3 +114,42 @@ def test_an_unsure_listing_is_read_further_in_the_share_asked(
     assert np.allclose(branches(0.5)[1], halfway)
     monkeypatch.setattr(search, "SURE", 0.0)  # every listing sure
     assert np.array_equal(branches(1.0), as_read)
+
+
+def test_the_second_level_model_tells_subtrees_of_one_branch_apart(
+    taxonomy_dir: Path, cache_dir: Path, tmp_path: Path
+):
+    # A made-up word filed under Throw Pillows (Decor), not under the Pillows of Linens & Bedding.
+    record = {
+        "id": "12",
+        "titles": ["Quillow velvet cushion cover", "Quillow decorative accent cushion"],
+        "terms": ["quillow", "accent cushion"],
+    }
+    folder = tmp_path / "knowledge" / folder_name("Google", "2030-01-02")
+    folder.mkdir(parents=True)
+    (folder / "a.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
+    index = load_index(taxonomy_dir, "Google", cache_dir, tmp_path / "knowledge")
+    classes = dict(zip(index.ids, index.subbranches.category_branches))
+    # Each category's class is its ancestor at depth 1; a top-level category is its own.
+    assert classes["11"] == classes["12"] == classes["13"]
+    assert classes["14"] == classes["15"] == classes["16"] == classes["17"]
+    assert len({classes["10"], classes["11"], classes["14"], classes["1"], classes["2"]}) == 5
+    assert classes["2"] == classes["4"] == classes["7"]
+
+    product = "Quillow pillow"
+    weights = dataclasses.replace(index.weights, subbranch=8.0)
+    _, signals = index.signals_many([product], weights)
+    branch = dict(zip(index.ids, signals["branch"][0]))
+    subbranch = dict(zip(index.ids, signals["subbranch"][0]))
+    assert branch["12"] == branch["16"] == 0.0  # one top-level branch: it cannot choose
+    assert subbranch["11"] == subbranch["12"] == subbranch["13"] == 0.0
+    assert FLOOR <= subbranch["16"] < 0.0 and subbranch["14"] == subbranch["16"]
+    assert subbranch["10"] < 0.0  # Home & Garden itself holds no exemplar
+    # Weighted, it widens Throw Pillows' lead over Pillows by its weight times Pillows' deficit.
+    off = dataclasses.replace(index, weights=dataclasses.replace(weights, subbranch=0.0))
+    on = dataclasses.replace(index, weights=weights)
+    row_12, row_16 = index.ids.index("12"), index.ids.index("16")
+    lead = [i.raw_scores_many([product])[0] for i in (off, on)]
+    widened = (lead[1][row_12] - lead[1][row_16]) - (lead[0][row_12] - lead[0][row_16])
+    assert widened == pytest.approx(-8.0 * subbranch["16"], rel=1e-4)
+    assert "subbranch" not in off.signals_many([product], off.weights)[1]
