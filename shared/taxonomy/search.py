@@ -123,6 +123,9 @@ class FusionWeights:
 # branch model's weight (eighth round). Google's branch model reads more of a
 # listing it is unsure of; on Shopify's store folds that loses recall@1 on
 # one fold at every share tried, so it reads what the other signals read.
+# So was the second-level branch model's (ninth round: its word model alone;
+# the largest weight at which no fold loses recall@1, path-consistent or
+# top-level agreement).
 TAXONOMY_WEIGHTS = {
     GOOGLE: FusionWeights(
         head_noun=4.0,
@@ -134,6 +137,7 @@ TAXONOMY_WEIGHTS = {
         parent_coverage=15.0,
         branch=4.0,
         branch_listing_share=1.0,
+        subbranch=2.0,
     ),
     SHOPIFY: FusionWeights(
         static_embedding=0.0,
@@ -148,6 +152,7 @@ TAXONOMY_WEIGHTS = {
         child_knowledge=0.5,
         parent_coverage=5.0,
         branch=4.0,
+        subbranch=4.0,
     ),
 }
 # Raw scores map to [0, 1] as s / (s + SCORE_HALF_POINT), so a raw score of

@@ -8,12 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from shared.taxonomy import cache
-from shared.taxonomy.branches import (
-    ITERATIONS,
-    SUBBRANCH_ITERATIONS,
-    BranchModel,
-    title_and_term_words,
-)
+from shared.taxonomy.branches import BranchModel, title_and_term_words
 from shared.taxonomy.children import Children
 from shared.taxonomy.documents import (
     build_documents,
@@ -61,7 +56,9 @@ def load_index(
         *source_files(taxonomy_dir),
         *sorted(path for path in knowledge_dir.rglob("*.jsonl*") if path.is_file()),
     ]
-    key = cache.content_key(inputs, f"{INDEX_FORMAT}-rank{SENTENCE_RANK}")
+    # An index whose taxonomy weights the second-level branches holds their model.
+    subbranches = "-subbranches" if TAXONOMY_WEIGHTS[taxonomy.name].subbranch else ""
+    key = cache.content_key(inputs, f"{INDEX_FORMAT}-rank{SENTENCE_RANK}{subbranches}")
     cache_path = cache_dir / f"{name.lower()}-{key[:24]}.npz"
     arrays = cache.read(cache_path)
     if arrays is None:
@@ -94,7 +91,7 @@ def build_arrays(
         ),
         **exemplars.to_arrays("exemplars_"),
         **_branch_model(categories, knowledge, exemplars, 1).to_arrays("branches_"),
-        **_branch_model(categories, knowledge, exemplars, 2).to_arrays("subbranches_"),
+        **_subbranch_model(taxonomy, categories, knowledge, exemplars).to_arrays("subbranches_"),
         **bm25_index([doc.name for doc in documents]).to_arrays("names_"),
         **bm25_index([doc.path for doc in documents]).to_arrays("paths_"),
         **coverage_index([doc.own_name for doc in documents]).to_arrays("coverage_"),
@@ -156,7 +153,8 @@ def _branch_model(
 
     Its classes are the categories' ancestors `levels` deep: 1, the
     top-level branches; 2, the second-level ones ("Home & Garden > Decor"; a
-    top-level category is its own).
+    top-level category is its own: the word model alone, see
+    shared/taxonomy/branches.py).
     """
     branch_numbers: dict[tuple[str, ...], int] = {}
     category_branches = np.array(
@@ -168,8 +166,27 @@ def _branch_model(
         title_and_term_words(record.titles, record.terms) if record else {}
         for record in (knowledge.get(category.id) for category in categories)
     ]
-    iterations = ITERATIONS if levels == 1 else SUBBRANCH_ITERATIONS
-    return BranchModel.fit(category_branches, exemplars.vectors, owners, words, iterations)
+    return BranchModel.fit(category_branches, exemplars.vectors, owners, words, levels == 1)
+
+
+def _subbranch_model(
+    taxonomy: Taxonomy,
+    categories: list[Category],
+    knowledge: dict[str, Knowledge],
+    exemplars: Exemplars,
+) -> BranchModel:
+    """The second-level branch model where the taxonomy weights it; else one branch, nothing learnt.
+
+    At weight 0 (both taxonomies, ninth round) it costs neither build time
+    nor memory.
+    """
+    if not TAXONOMY_WEIGHTS[taxonomy.name].subbranch:
+        nothing = LowRankVectors.identity(np.zeros((0, SENTENCE_DIMENSIONS), dtype=np.float32))
+        one_branch = np.zeros(len(categories), dtype=np.int64)
+        return BranchModel.fit(
+            one_branch, nothing, np.zeros(0, np.int64), [{}] * len(categories), with_vectors=False
+        )
+    return _branch_model(categories, knowledge, exemplars, 2)
 
 
 def _translations(taxonomy: Taxonomy, taxonomy_dir: Path) -> Translations:
