@@ -123,9 +123,9 @@ class FusionWeights:
 # branch model's weight (eighth round). Google's branch model reads more of a
 # listing it is unsure of; on Shopify's store folds that loses recall@1 on
 # one fold at every share tried, so it reads what the other signals read.
-# So was the second-level branch model's (ninth round: its word model alone;
-# the largest weight at which no fold loses recall@1, path-consistent or
-# top-level agreement).
+# So was the second-level branch model's (ninth round: its word model
+# alone), at a weight where no fold loses recall@1, path-consistent or
+# top-level agreement.
 TAXONOMY_WEIGHTS = {
     GOOGLE: FusionWeights(
         head_noun=4.0,
