@@ -100,8 +100,8 @@ class FusionWeights:
     # category in a branch the listing does not belong to loses.
     branch: float = 0.0
     # The same for the category's second-level branch ("Home & Garden >
-    # Decor"; a top-level category is its own), from a model of that level
-    # trained the same way: it tells subtrees of one top-level branch apart.
+    # Decor"; a top-level category is its own), from the knowledge words of
+    # each such branch: it tells subtrees of one top-level branch apart.
     subbranch: float = 0.0
     # The share of the branch model's sentence vector taken from the title
     # and more of the description (query.listing_text) rather than from the
@@ -270,15 +270,14 @@ class CandidateIndex:
         ]
         for name in lexical[0]:
             signals[name] = np.stack([row[name] for row in lexical])
-        if wanted("branch") or wanted("subbranch"):
+        if wanted("branch"):
             listing_share = (weights or self.weights).branch_listing_share
-            read = self.branch_sentences(texts, sentences, queries, listing_share)
-            if wanted("branch"):
-                log_probabilities = self.branches.log_probabilities(read, queries)
-                signals["branch"] = self.branches.category_scores(log_probabilities)
-            if wanted("subbranch"):
-                log_probabilities = self.subbranches.log_probabilities(read, queries)
-                signals["subbranch"] = self.subbranches.category_scores(log_probabilities)
+            log_probabilities = self.branch_log_probabilities(texts, sentences, queries, listing_share)
+            signals["branch"] = self.branches.category_scores(log_probabilities)
+        if wanted("subbranch"):
+            # The second-level model reads the words only (branches.py).
+            log_probabilities = self.subbranches.log_probabilities(sentences, queries)
+            signals["subbranch"] = self.subbranches.category_scores(log_probabilities)
         return sentences, signals
 
     def branch_log_probabilities(
@@ -288,41 +287,29 @@ class CandidateIndex:
         queries: Sequence[Mapping[str, float]],
         listing_share: float,
     ) -> np.ndarray:
-        """The top-level branch model's (texts x branches) log-probabilities (branch_sentences)."""
-        read = self.branch_sentences(texts, sentences, queries, listing_share)
-        return self.branches.log_probabilities(read, queries)
-
-    def branch_sentences(
-        self,
-        texts: Sequence[str],
-        sentences: np.ndarray,
-        queries: Sequence[Mapping[str, float]],
-        listing_share: float,
-    ) -> np.ndarray:
-        """The sentence vectors the branch models read, more of the listing for unsure ones.
+        """The branch model's (texts x branches) log-probabilities, reading more of unsure listings.
 
         A listing the title and the description's start leave unsure of its
-        top-level branch (below branches.SURE) whose description goes on is
-        encoded again over more of it (query.listing_text), and that vector
-        makes `listing_share` of the one the models read: a bare name
-        ("Sunset Coil") often says what it is only further on ("this
-        sculptural ring").
+        branch (below branches.SURE) whose description goes on is encoded
+        again over more of it (query.listing_text), and that vector makes
+        `listing_share` of the one the model reads: a bare name ("Sunset
+        Coil") often says what it is only further on ("this sculptural ring").
         """
-        if not listing_share:
-            return sentences
         log_probabilities = self.branches.log_probabilities(sentences, queries)
+        if not listing_share:
+            return log_probabilities
         unsure = {
             row: listing
             for row, listing in enumerate(map(listing_text, texts))
             if listing is not None and np.exp(log_probabilities[row].max()) < SURE
         }
         if not unsure:
-            return sentences
+            return log_probabilities
         rows = list(unsure)
         listings = self.sentence_embedder.embed(list(unsure.values()))
-        read = sentences.copy()
-        read[rows] = (1.0 - listing_share) * sentences[rows] + listing_share * listings
-        return read
+        mixed = (1.0 - listing_share) * sentences[rows] + listing_share * listings
+        log_probabilities[rows] = self.branches.log_probabilities(mixed, [queries[row] for row in rows])
+        return log_probabilities
 
     def _lexical_signals(
         self,
