@@ -147,7 +147,7 @@ class WordModel:
     log(WORD_SMOOTHING / (its words' total + vocabulary x WORD_SMOOTHING));
     one seen there has the floor plus its excess, log(1 + count /
     WORD_SMOOTHING). Most words are seen in a few branches only: the
-    second-level model's dense table would be 40-45 MB per taxonomy.
+    second-level model's dense table would be 34-45 MB per taxonomy.
     """
 
     vocabulary: dict[str, int]  # word -> its row of offsets
