@@ -1,4 +1,8 @@
-"""Which top-level branch of the taxonomy a listing belongs to, learnt from the product knowledge.
+"""Which branch of the taxonomy a listing belongs to, learnt from the product knowledge.
+
+A branch is a top-level category with everything under it, or (the
+second-level model) a category at depth 1 with everything under it, a
+top-level category standing for itself.
 
 The exemplar titles of the product knowledge are labelled examples (~45,000
 for Google, ~80,000 for Shopify), and each category's terms are the words of
@@ -16,6 +20,8 @@ relative to the likeliest branch, floored at FLOOR: a category in a branch
 the listing does not belong to loses, whatever word of its name matched
 ("fonte" in a cast-iron pan is not Fonts). Training is deterministic: fixed
 iterations of full-batch gradient descent from zero weights.
+The second-level model (ninth round) is the word model alone: its vector
+model cost 12-45 s of build per taxonomy and did no better on the folds.
 """
 
 from __future__ import annotations
@@ -59,11 +65,10 @@ SURE = 0.8
 
 @dataclass(frozen=True)
 class BranchModel:
-    category_branches: np.ndarray  # (categories,) each category's top-level branch, 0..branches-1
+    category_branches: np.ndarray  # (categories,) each category's branch, 0..branches-1
     vector_weights: np.ndarray  # (dimensions, branches): a unit sentence vector's logits
     vector_bias: np.ndarray  # (branches,)
-    vocabulary: dict[str, int]  # word -> row of word_log_likelihoods
-    word_log_likelihoods: np.ndarray  # (words, branches): log P(word | branch)
+    words: "WordModel"
 
     @classmethod
     def fit(
@@ -72,22 +77,31 @@ class BranchModel:
         exemplars: LowRankVectors,
         exemplar_categories: np.ndarray,
         category_words: Sequence[Mapping[str, float]],
+        with_vectors: bool = True,
     ) -> "BranchModel":
-        """Train on the exemplar rows (reduced, with their basis) and each category's word counts."""
+        """Train on the exemplar rows (reduced, with their basis) and each category's word counts.
+
+        Without vectors (the second level's model), only the word model is
+        trained: the vector model's weights stay zero, every branch as likely.
+        """
         branches = int(category_branches.max()) + 1
-        weights, bias = _logistic(
-            exemplars.reduced.astype(np.float32), category_branches[exemplar_categories], branches
-        )
-        # The model reads reduced rows; folded into the basis it reads the sentence vector.
-        full_weights = exemplars.basis @ weights
-        full_bias = bias - exemplars.mean @ full_weights
-        vocabulary, log_likelihoods = _word_model(category_branches, category_words, branches)
+        if with_vectors:
+            weights, bias = _logistic(
+                exemplars.reduced.astype(np.float32),
+                category_branches[exemplar_categories],
+                branches,
+            )
+            # The model reads reduced rows; folded into the basis it reads the sentence vector.
+            full_weights = exemplars.basis @ weights
+            full_bias = bias - exemplars.mean @ full_weights
+        else:
+            full_weights = np.zeros((exemplars.basis.shape[0], branches), dtype=np.float32)
+            full_bias = np.zeros(branches, dtype=np.float32)
         return cls(
             category_branches,
             full_weights.astype(np.float32),
             full_bias.astype(np.float32),
-            vocabulary,
-            log_likelihoods,
+            _word_model(category_branches, category_words, branches),
         )
 
     def log_probabilities(
@@ -97,10 +111,8 @@ class BranchModel:
         by_vector = _log_softmax(sentences @ self.vector_weights + self.vector_bias)
         by_words = np.zeros_like(by_vector)
         for row, query in enumerate(queries):
-            found = [(self.vocabulary[w], weight) for w, weight in query.items() if w in self.vocabulary]
-            if found:
-                rows, weights = zip(*found)
-                evidence = np.asarray(weights, dtype=np.float32) @ self.word_log_likelihoods[list(rows)]
+            evidence = self.words.evidence(query)
+            if evidence is not None:
                 by_words[row] = WORD_SCALE * evidence / max(sum(query.values()), 1.0)
         return _log_softmax(by_vector + WORD_WEIGHT * _log_softmax(by_words))
 
@@ -114,19 +126,65 @@ class BranchModel:
             f"{prefix}category_branches": self.category_branches,
             f"{prefix}vector_weights": self.vector_weights,
             f"{prefix}vector_bias": self.vector_bias,
-            f"{prefix}vocabulary": np.array(list(self.vocabulary), dtype=str),
-            f"{prefix}word_log_likelihoods": self.word_log_likelihoods,
+            **self.words.to_arrays(prefix),
         }
 
     @classmethod
     def from_arrays(cls, arrays: Mapping[str, np.ndarray], prefix: str) -> "BranchModel":
-        words = arrays[f"{prefix}vocabulary"].tolist()
         return cls(
             arrays[f"{prefix}category_branches"],
             arrays[f"{prefix}vector_weights"],
             arrays[f"{prefix}vector_bias"],
+            WordModel.from_arrays(arrays, prefix),
+        )
+
+
+@dataclass(frozen=True)
+class WordModel:
+    """Naive Bayes log-likelihoods log P(word | branch), stored sparse.
+
+    A word seen in no category of a branch has that branch's floor,
+    log(WORD_SMOOTHING / (its words' total + vocabulary x WORD_SMOOTHING));
+    one seen there has the floor plus its excess, log(1 + count /
+    WORD_SMOOTHING). Most words are seen in a few branches only: the
+    second-level model's dense table would be 34-45 MB per taxonomy.
+    """
+
+    vocabulary: dict[str, int]  # word -> its row of offsets
+    offsets: np.ndarray  # (words + 1,) a word's entries are offsets[row]:offsets[row + 1]
+    branches: np.ndarray  # (entries,) the branch of each entry
+    excess: np.ndarray  # (entries,)
+    floor: np.ndarray  # (branches,)
+
+    def evidence(self, query: Mapping[str, float]) -> np.ndarray | None:
+        """The query's weighted sum of log P(word | branch) over its known words; None without one."""
+        found = [(self.vocabulary[w], weight) for w, weight in query.items() if w in self.vocabulary]
+        if not found:
+            return None
+        evidence = sum(weight for _, weight in found) * self.floor
+        for row, weight in found:
+            start, end = self.offsets[row], self.offsets[row + 1]
+            evidence[self.branches[start:end]] += weight * self.excess[start:end]
+        return evidence
+
+    def to_arrays(self, prefix: str) -> dict[str, np.ndarray]:
+        return {
+            f"{prefix}vocabulary": np.array(list(self.vocabulary), dtype=str),
+            f"{prefix}word_offsets": self.offsets,
+            f"{prefix}word_branches": self.branches,
+            f"{prefix}word_excess": self.excess,
+            f"{prefix}word_floor": self.floor,
+        }
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray], prefix: str) -> "WordModel":
+        words = arrays[f"{prefix}vocabulary"].tolist()
+        return cls(
             {word: row for row, word in enumerate(words)},
-            arrays[f"{prefix}word_log_likelihoods"],
+            arrays[f"{prefix}word_offsets"],
+            arrays[f"{prefix}word_branches"],
+            arrays[f"{prefix}word_excess"],
+            arrays[f"{prefix}word_floor"],
         )
 
 
@@ -164,19 +222,26 @@ def _logistic(rows: np.ndarray, labels: np.ndarray, classes: int) -> tuple[np.nd
 
 def _word_model(
     category_branches: np.ndarray, category_words: Sequence[Mapping[str, float]], branches: int
-) -> tuple[dict[str, int], np.ndarray]:
+) -> WordModel:
     vocabulary: dict[str, int] = {}
-    entries = [
-        (vocabulary.setdefault(word, len(vocabulary)), branch, count)
-        for branch, words in zip(category_branches, category_words)
-        for word, count in words.items()
-    ]
-    counts = np.zeros((len(vocabulary), branches), dtype=np.float64)
-    if entries:
-        words, owners, values = (np.array(column) for column in zip(*entries))
-        np.add.at(counts, (words, owners), values)
-    smoothed = counts + WORD_SMOOTHING
-    return vocabulary, np.log(smoothed / smoothed.sum(axis=0)).astype(np.float32)
+    totals: defaultdict[tuple[int, int], float] = defaultdict(float)
+    for branch, words in zip(category_branches, category_words):
+        for word, count in words.items():
+            totals[vocabulary.setdefault(word, len(vocabulary)), int(branch)] += count
+    entries = sorted(totals.items())
+    rows = np.array([row for (row, _), _ in entries], dtype=np.int64)
+    owners = np.array([branch for (_, branch), _ in entries], dtype=np.int64)
+    counts = np.array([count for _, count in entries], dtype=np.float64)
+    branch_totals = np.bincount(owners, weights=counts, minlength=branches)
+    # (Without any word, no query ever reads the floor: one word's worth keeps it finite.)
+    floor = np.log(WORD_SMOOTHING / (branch_totals + max(len(vocabulary), 1) * WORD_SMOOTHING))
+    return WordModel(
+        vocabulary,
+        np.searchsorted(rows, np.arange(len(vocabulary) + 1)).astype(np.int64),
+        owners.astype(np.int32),
+        np.log1p(counts / WORD_SMOOTHING).astype(np.float32),
+        floor.astype(np.float32),
+    )
 
 
 def _log_softmax(logits: np.ndarray) -> np.ndarray:

@@ -18,7 +18,8 @@ held-out folds, see docs/classification.md):
 - between a parent and its children: the child inherits the parent's name
   coverage, and a parent gives way to a child whose knowledge matches better;
 - the log-probability of its top-level branch (relative to the likeliest),
-  from a classifier trained on the knowledge's exemplar titles and words;
+  from a classifier trained on the knowledge's exemplar titles and words,
+  and (where weighted) that of its second-level branch, from another;
 - minus a little per level of depth: merchants file products under general
   categories more often than the taxonomy's shape suggests, and a deep
   category must earn its place with a better match.
@@ -98,6 +99,10 @@ class FusionWeights:
     # relative to the likeliest branch (shared/taxonomy/branches.py): a
     # category in a branch the listing does not belong to loses.
     branch: float = 0.0
+    # The same for the category's second-level branch ("Home & Garden >
+    # Decor"; a top-level category is its own), from the knowledge words of
+    # each such branch: it tells subtrees of one top-level branch apart.
+    subbranch: float = 0.0
     # The share of the branch model's sentence vector taken from the title
     # and more of the description (query.listing_text) rather than from the
     # vector of the other signals (query.semantic_text): 0 or 1, or between.
@@ -118,6 +123,9 @@ class FusionWeights:
 # branch model's weight (eighth round). Google's branch model reads more of a
 # listing it is unsure of; on Shopify's store folds that loses recall@1 on
 # one fold at every share tried, so it reads what the other signals read.
+# So was the second-level branch model's (ninth round: its word model
+# alone), at a weight where no fold loses recall@1, path-consistent or
+# top-level agreement.
 TAXONOMY_WEIGHTS = {
     GOOGLE: FusionWeights(
         head_noun=4.0,
@@ -129,6 +137,7 @@ TAXONOMY_WEIGHTS = {
         parent_coverage=15.0,
         branch=4.0,
         branch_listing_share=1.0,
+        subbranch=2.0,
     ),
     SHOPIFY: FusionWeights(
         static_embedding=0.0,
@@ -143,6 +152,7 @@ TAXONOMY_WEIGHTS = {
         child_knowledge=0.5,
         parent_coverage=5.0,
         branch=4.0,
+        subbranch=4.0,
     ),
 }
 # Raw scores map to [0, 1] as s / (s + SCORE_HALF_POINT), so a raw score of
@@ -187,6 +197,7 @@ class CandidateIndex:
     exemplars: Exemplars
     children: Children
     branches: BranchModel
+    subbranches: BranchModel
     weights: FusionWeights
 
     def raw_scores_many(self, products: Sequence[str]) -> np.ndarray:
@@ -263,6 +274,10 @@ class CandidateIndex:
             listing_share = (weights or self.weights).branch_listing_share
             log_probabilities = self.branch_log_probabilities(texts, sentences, queries, listing_share)
             signals["branch"] = self.branches.category_scores(log_probabilities)
+        if wanted("subbranch"):
+            # The second-level model reads the words only (branches.py).
+            log_probabilities = self.subbranches.log_probabilities(sentences, queries)
+            signals["subbranch"] = self.subbranches.category_scores(log_probabilities)
         return sentences, signals
 
     def branch_log_probabilities(

@@ -40,7 +40,7 @@ logger = logging.getLogger(__name__)
 # Dimensions the category sentence vectors keep (of 512), part of the cache key: see lowrank.py.
 SENTENCE_RANK = 256
 # Bump whenever what goes into the index changes, so old caches are ignored.
-INDEX_FORMAT = "10"
+INDEX_FORMAT = "11"
 # Exemplar titles embedded between two progress lines of a cold build.
 EXEMPLAR_PROGRESS_EVERY = 5000
 
@@ -56,7 +56,9 @@ def load_index(
         *source_files(taxonomy_dir),
         *sorted(path for path in knowledge_dir.rglob("*.jsonl*") if path.is_file()),
     ]
-    key = cache.content_key(inputs, f"{INDEX_FORMAT}-rank{SENTENCE_RANK}")
+    # An index whose taxonomy weights the second-level branches holds their model.
+    subbranches = "-subbranches" if TAXONOMY_WEIGHTS[taxonomy.name].subbranch else ""
+    key = cache.content_key(inputs, f"{INDEX_FORMAT}-rank{SENTENCE_RANK}{subbranches}")
     cache_path = cache_dir / f"{name.lower()}-{key[:24]}.npz"
     arrays = cache.read(cache_path)
     if arrays is None:
@@ -88,7 +90,8 @@ def build_arrays(
             "modifiers_"
         ),
         **exemplars.to_arrays("exemplars_"),
-        **_branch_model(categories, knowledge, exemplars).to_arrays("branches_"),
+        **_branch_model(categories, knowledge, exemplars, 1).to_arrays("branches_"),
+        **_subbranch_model(taxonomy, categories, knowledge, exemplars).to_arrays("subbranches_"),
         **bm25_index([doc.name for doc in documents]).to_arrays("names_"),
         **bm25_index([doc.path for doc in documents]).to_arrays("paths_"),
         **coverage_index([doc.own_name for doc in documents]).to_arrays("coverage_"),
@@ -144,18 +147,46 @@ def _exemplars(taxonomy: Taxonomy, knowledge: dict[str, Knowledge]) -> Exemplars
 
 
 def _branch_model(
-    categories: list[Category], knowledge: dict[str, Knowledge], exemplars: Exemplars
+    categories: list[Category], knowledge: dict[str, Knowledge], exemplars: Exemplars, levels: int
 ) -> BranchModel:
-    """The top-level branch classifier, trained on the exemplar titles and the knowledge words."""
-    tops = {category.tags[0]: None for category in categories}
-    branch_numbers = {name: number for number, name in enumerate(tops)}
-    category_branches = np.array([branch_numbers[c.tags[0]] for c in categories], dtype=np.int64)
+    """The branch classifier, trained on the exemplar titles and the knowledge words.
+
+    Its classes are the categories' ancestors `levels` deep: 1, the
+    top-level branches; 2, the second-level ones ("Home & Garden > Decor"; a
+    top-level category is its own: the word model alone, see
+    shared/taxonomy/branches.py).
+    """
+    branch_numbers: dict[tuple[str, ...], int] = {}
+    category_branches = np.array(
+        [branch_numbers.setdefault(tuple(c.tags[:levels]), len(branch_numbers)) for c in categories],
+        dtype=np.int64,
+    )
     owners = np.repeat(np.arange(len(categories)), np.diff(exemplars.offsets))
     words = [
         title_and_term_words(record.titles, record.terms) if record else {}
         for record in (knowledge.get(category.id) for category in categories)
     ]
-    return BranchModel.fit(category_branches, exemplars.vectors, owners, words)
+    return BranchModel.fit(category_branches, exemplars.vectors, owners, words, levels == 1)
+
+
+def _subbranch_model(
+    taxonomy: Taxonomy,
+    categories: list[Category],
+    knowledge: dict[str, Knowledge],
+    exemplars: Exemplars,
+) -> BranchModel:
+    """The second-level branch model where the taxonomy weights it; else one branch, nothing learnt.
+
+    At weight 0 (both taxonomies, ninth round) it costs neither build time
+    nor memory.
+    """
+    if not TAXONOMY_WEIGHTS[taxonomy.name].subbranch:
+        nothing = LowRankVectors.identity(np.zeros((0, SENTENCE_DIMENSIONS), dtype=np.float32))
+        one_branch = np.zeros(len(categories), dtype=np.int64)
+        return BranchModel.fit(
+            one_branch, nothing, np.zeros(0, np.int64), [{}] * len(categories), with_vectors=False
+        )
+    return _branch_model(categories, knowledge, exemplars, 2)
 
 
 def _translations(taxonomy: Taxonomy, taxonomy_dir: Path) -> Translations:
@@ -197,5 +228,6 @@ def index_from_arrays(taxonomy: Taxonomy, arrays: dict[str, np.ndarray]) -> Cand
         exemplars=Exemplars.from_arrays(arrays, "exemplars_"),
         children=Children.build(_parent_rows(categories)),
         branches=BranchModel.from_arrays(arrays, "branches_"),
+        subbranches=BranchModel.from_arrays(arrays, "subbranches_"),
         weights=TAXONOMY_WEIGHTS[taxonomy.name],
     )

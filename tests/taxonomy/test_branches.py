@@ -1,4 +1,4 @@
-"""The top-level branch model: trained from the knowledge, deterministic, and moving a product to its branch."""
+"""The branch models: trained from the knowledge, deterministic, and moving a product to its branch or subtree."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from shared.taxonomy import search
-from shared.taxonomy.branches import FLOOR, BranchModel, title_and_term_words
+from shared.taxonomy.branches import FLOOR, WORD_SMOOTHING, BranchModel, title_and_term_words
 from shared.taxonomy.knowledge.store import folder_name
 from shared.taxonomy.lowrank import LowRankVectors
 from shared.taxonomy.query import listing_text, query_terms, semantic_text
@@ -36,7 +36,7 @@ def _two_branch_model() -> BranchModel:
 def test_training_is_deterministic_and_survives_the_cache_arrays():
     first, second = _two_branch_model(), _two_branch_model()
     assert np.array_equal(first.vector_weights, second.vector_weights)
-    assert np.array_equal(first.word_log_likelihoods, second.word_log_likelihoods)
+    assert np.array_equal(first.words.excess, second.words.excess)
     loaded = BranchModel.from_arrays(first.to_arrays("b_"), "b_")
     query = np.eye(8, dtype=np.float32)[[1]]
     assert np.allclose(
@@ -114,3 +114,89 @@ def test_an_unsure_listing_is_read_further_in_the_share_asked(
     assert np.allclose(branches(0.5)[1], halfway)
     monkeypatch.setattr(search, "SURE", 0.0)  # every listing sure
     assert np.array_equal(branches(1.0), as_read)
+
+
+def _weighting_subbranches(monkeypatch: pytest.MonkeyPatch, weight: float) -> None:
+    google = search.TAXONOMY_WEIGHTS["Google"]
+    monkeypatch.setitem(search.TAXONOMY_WEIGHTS, "Google", dataclasses.replace(google, subbranch=weight))
+
+
+def test_the_second_level_model_tells_subtrees_of_one_branch_apart(
+    taxonomy_dir: Path, cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    _weighting_subbranches(monkeypatch, 8.0)
+    # A made-up word filed under Throw Pillows (Decor), not under the Pillows of Linens & Bedding.
+    record = {
+        "id": "12",
+        "titles": ["Quillow velvet cushion cover", "Quillow decorative accent cushion"],
+        "terms": ["quillow", "accent cushion"],
+    }
+    folder = tmp_path / "knowledge" / folder_name("Google", "2030-01-02")
+    folder.mkdir(parents=True)
+    (folder / "a.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
+    index = load_index(taxonomy_dir, "Google", cache_dir, tmp_path / "knowledge")
+    classes = dict(zip(index.ids, index.subbranches.category_branches))
+    # Each category's class is its ancestor at depth 1; a top-level category is its own.
+    assert classes["11"] == classes["12"] == classes["13"]
+    assert classes["14"] == classes["15"] == classes["16"] == classes["17"]
+    assert len({classes["10"], classes["11"], classes["14"], classes["1"], classes["2"]}) == 5
+    assert classes["2"] == classes["4"] == classes["7"]
+
+    product = "Quillow pillow"
+    weights = index.weights
+    _, signals = index.signals_many([product], weights)
+    branch = dict(zip(index.ids, signals["branch"][0]))
+    subbranch = dict(zip(index.ids, signals["subbranch"][0]))
+    assert branch["12"] == branch["16"] == 0.0  # one top-level branch: it cannot choose
+    assert subbranch["11"] == subbranch["12"] == subbranch["13"] == 0.0
+    assert FLOOR <= subbranch["16"] < 0.0 and subbranch["14"] == subbranch["16"]
+    assert subbranch["10"] < 0.0  # Home & Garden itself holds no exemplar
+    # Weighted, it widens Throw Pillows' lead over Pillows by its weight times Pillows' deficit.
+    off = dataclasses.replace(index, weights=dataclasses.replace(weights, subbranch=0.0))
+    on = dataclasses.replace(index, weights=weights)
+    row_12, row_16 = index.ids.index("12"), index.ids.index("16")
+    lead = [i.raw_scores_many([product])[0] for i in (off, on)]
+    widened = (lead[1][row_12] - lead[1][row_16]) - (lead[0][row_12] - lead[0][row_16])
+    assert widened == pytest.approx(-8.0 * subbranch["16"], rel=1e-4)
+    assert "subbranch" not in off.signals_many([product], off.weights)[1]
+
+
+def test_a_taxonomy_that_does_not_weight_subbranches_does_not_build_their_model(
+    taxonomy_dir: Path, cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    _weighting_subbranches(monkeypatch, 0.0)
+    unweighted = _index_knowing_zorbix(taxonomy_dir, cache_dir, tmp_path / "a")
+    assert unweighted.subbranches.vector_weights.shape[1] == 1  # one branch, nothing learnt
+    assert not unweighted.subbranches.words.vocabulary
+    assert not np.any(unweighted.signals_many(["Zorbix decor cushion"])[1]["subbranch"])
+    # Weighting it asks for another cache entry, which holds the model.
+    _weighting_subbranches(monkeypatch, 1.0)
+    weighted = _index_knowing_zorbix(taxonomy_dir, cache_dir, tmp_path / "b")
+    assert weighted.subbranches.vector_weights.shape[1] > 1
+
+
+def test_the_word_model_is_naive_bayes_with_smoothed_counts():
+    model = _two_branch_model()
+    vocabulary = len(model.words.vocabulary)
+    # Branch 0's words: "dog bed orthopaed" + "dog bed" + "chew toy dog" + "dog toy": 10,
+    # four of them "dog"; branch 1's: "road bike carbon frame" + "bicycl" + "bike": 6.
+    expected = np.log(
+        np.array([4.0 + WORD_SMOOTHING, WORD_SMOOTHING])
+        / (np.array([10.0, 6.0]) + vocabulary * WORD_SMOOTHING)
+    )
+    assert model.words.evidence({"dog": 1.0}) == pytest.approx(expected, rel=1e-5)
+    assert model.words.evidence({"dog": 2.0, "unknown": 1.0}) == pytest.approx(2 * expected, rel=1e-5)
+    assert model.words.evidence({"unknown": 1.0}) is None
+
+
+def test_a_model_without_vectors_reads_the_words_only():
+    generator = np.random.default_rng(0)
+    rows = generator.standard_normal((8, 8)).astype(np.float32)
+    owners, branches = np.array([0, 0, 1, 1, 2, 2, 2, 2]), np.array([0, 0, 1])
+    words = [{"dog": 2.0}, {"toy": 1.0}, {"bike": 3.0}]
+    model = BranchModel.fit(branches, LowRankVectors.identity(rows), owners, words, with_vectors=False)
+    anywhere = generator.standard_normal((2, 8)).astype(np.float32)
+    uniform = model.log_probabilities(anywhere, [{}, {}])
+    assert np.allclose(uniform, np.log(0.5))
+    bike = model.category_scores(model.log_probabilities(anywhere, [{"bike": 1.0}] * 2))
+    assert np.allclose(bike[0], bike[1]) and bike[0, 2] == 0.0 and bike[0, 0] < 0.0
