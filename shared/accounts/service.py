@@ -186,12 +186,6 @@ def authenticate(session: Session, authorization: str | None) -> KeyHolder:
     return KeyHolder(*row)
 
 
-def key_use_due(holder: KeyHolder) -> bool:
-    """Whether `touch_key` would write: the key's use was last noted over a minute ago."""
-    not_since = utcnow() - timedelta(seconds=LAST_USED_PRECISION_SECONDS)
-    return holder.key_last_used_at is None or holder.key_last_used_at < not_since
-
-
 def touch_key(session: Session, holder: KeyHolder) -> None:
     """Note that a key was used, at most once a minute: the dashboard shows no finer."""
     now = utcnow()

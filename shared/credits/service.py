@@ -244,28 +244,8 @@ def hold(
     if count < 1:
         raise ValueError("A hold is one credit or more.")
     if session.get_bind().dialect.name == "postgresql":
-        held = _hold_in_one_statement(session, account_id, count, expires_at, note)
-        if held is not None:
-            return held
-        # The cycle has ended: renewed first, under the lock taken already.
+        return _hold_in_one_statement(session, account_id, count, expires_at, note)
     return _hold_in_four_statements(session, account_id, count, expires_at, note)
-
-
-def hold_at_once(
-    session: Session,
-    account_id: int,
-    count: int = 1,
-    *,
-    expires_at: datetime | None = None,
-    note: str | None = None,
-) -> Held | None:
-    """`hold` in its single statement (PostgreSQL), which stands on its own
-    outside a transaction (`Database.autocommit_session`); None, and nothing
-    written, when the balance's cycle has ended: `hold` in a transaction
-    renews it."""
-    if count < 1:
-        raise ValueError("A hold is one credit or more.")
-    return _hold_in_one_statement(session, account_id, count, expires_at, note)
 
 
 def _hold_in_four_statements(
@@ -312,10 +292,10 @@ def _hold_in_four_statements(
 
 def _hold_in_one_statement(
     session: Session, account_id: int, count: int, expires_at: datetime | None, note: str | None
-) -> Held | None:
+) -> Held:
     """PostgreSQL: the lock, the take, the hold and its ledger entry in one
-    round trip (`_HOLD_IN_ONE_STATEMENT`); None, nothing taken, when the
-    balance is due for renewal (the four statements' way renews it)."""
+    round trip (`_HOLD_IN_ONE_STATEMENT`); a renewal that is due goes the
+    four statements' way, under the lock taken here."""
     held_id = str(uuid.uuid4())
     now = utcnow()
     row = (
@@ -338,7 +318,7 @@ def _hold_in_one_statement(
     if row.held_monthly is not None:
         return Held(held_id, monthly=row.held_monthly, topup=count - row.held_monthly)
     if row.renews_at <= now:
-        return None
+        return _hold_in_four_statements(session, account_id, count, expires_at, note)
     raise InsufficientCredits("Insufficient credits.")
 
 

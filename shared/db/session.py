@@ -95,13 +95,6 @@ class Database:
         self.url = _normalise_url(url)
         self.engine = make_engine(url, pool)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
-        # PostgreSQL: sessions whose statements each commit on their own (no
-        # BEGIN, no COMMIT: two round trips fewer), on the same pool.
-        self._single_statements = (
-            sessionmaker(self.engine.execution_options(isolation_level="AUTOCOMMIT"))
-            if self.engine.dialect.name == "postgresql"
-            else None
-        )
 
     @classmethod
     def of(cls, settings: "Settings") -> "Database":
@@ -111,23 +104,6 @@ class Database:
     def session(self) -> Iterator[Session]:
         """A session whose transaction commits on success and rolls back on error."""
         with self._sessions() as session, session.begin():
-            yield session
-
-    @property
-    def autocommits(self) -> bool:
-        """Whether `autocommit_session` is available (PostgreSQL)."""
-        return self._single_statements is not None
-
-    @contextmanager
-    def autocommit_session(self) -> Iterator[Session]:
-        """A session outside any transaction: each statement commits alone.
-
-        Only for work whose every write is one statement that must stand on
-        its own (the front's hold after a read-only authentication).
-        """
-        if self._single_statements is None:
-            raise RuntimeError("statements commit on their own on PostgreSQL only")
-        with self._single_statements() as session:
             yield session
 
     def dispose(self) -> None:

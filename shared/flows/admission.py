@@ -25,18 +25,6 @@ def admit(session: Session, front: Front, authorization: str | None) -> KeyHolde
     return within_limit(front, holder.account_id, holder) or holder
 
 
-def admit_without_writing(
-    session: Session, front: Front, authorization: str | None
-) -> KeyHolder | RateLimited | None:
-    """`admit` when the key's use need not be noted now (the usual request: at
-    most once a minute per key), so that `session` may be outside a
-    transaction; None, and the request not counted, when it must be."""
-    holder = accounts.authenticate(session, authorization)
-    if accounts.key_use_due(holder):
-        return None
-    return within_limit(front, holder.account_id, holder) or holder
-
-
 def admit_alone(front: Front, authorization: str | None) -> KeyHolder | RateLimited:
     """`admit` in a transaction of its own: for routes that hold nothing."""
     with front.database.session() as session:

@@ -196,10 +196,6 @@ def _admit_and_hold(
     A refusal for the body commits the key's use and nothing else; one for
     credits (or any error in the hold) rolls back everything.
     """
-    if front.database.autocommits:
-        admitted = _admit_and_hold_at_once(front, payer, body, expires_at)
-        if admitted is not None:
-            return admitted
     with front.database.session() as session:
         if isinstance(payer, BearerKey):
             admitted = admission.admit(session, front, payer.authorization)
@@ -215,31 +211,6 @@ def _admit_and_hold(
         else:
             return request, credits.hold(session, account_id, expires_at=expires_at).id
     raise bad_body
-
-
-def _admit_and_hold_at_once(
-    front: Front, payer: BearerKey | int, body: bytes | None, expires_at: datetime
-) -> tuple[ClassificationRequest, str] | RateLimited | None:
-    """`_admit_and_hold` without a transaction (PostgreSQL), for the usual
-    request: authentication only reads and the hold is one statement, so each
-    commits alone, with the same outcome, and BEGIN and COMMIT are two round
-    trips saved. None, with nothing done, when the key's use must be noted:
-    that write goes with the hold, in the transaction."""
-    with front.database.autocommit_session() as session:
-        if isinstance(payer, BearerKey):
-            admitted = admission.admit_without_writing(session, front, payer.authorization)
-            if admitted is None or isinstance(admitted, RateLimited):
-                return admitted
-            account_id = admitted.account_id
-        else:
-            account_id = payer
-        request = _parse(body, front.settings.max_body_bytes)
-        held = credits.hold_at_once(session, account_id, expires_at=expires_at)
-    if held is None:
-        # The balance's cycle has ended: renewed, then held, in one transaction.
-        with front.database.session() as session:
-            held = credits.hold(session, account_id, expires_at=expires_at)
-    return request, held.id
 
 
 def _parse(body: bytes | None, max_body_bytes: int) -> ClassificationRequest:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import event, func, select, update
+from sqlalchemy import event, func, select
 
 from shared.accounts.errors import InvalidApiKey
 from shared.accounts.models import ApiKey
@@ -18,7 +18,7 @@ from shared.accounts.service import RateLimits
 from shared.credits import service as credits
 from shared.classification.models import ClassificationRequest
 from shared.credits.errors import InsufficientCredits
-from shared.credits.models import OUTCOME_FOUND, CreditBalance, CreditHold
+from shared.credits.models import OUTCOME_FOUND, CreditHold
 from shared.db.base import utcnow
 from shared.db.session import Database
 from shared.flows.classify import BearerKey, classify, perform, refund_unsettled
@@ -141,22 +141,6 @@ def test_a_bad_body_still_notes_the_keys_use_and_holds_nothing(database):
         asyncio.run(classify(front, BearerKey(key), b"{"))
     assert key_last_used(database, account_id) is not None
     assert front.tasks.sent == [] and balance(database, account_id) == 3
-
-
-def test_a_request_once_the_cycle_has_ended_renews_the_balance_then_holds(database):
-    account_id = new_account(database)
-    key = new_key(database, account_id)
-    front = TestFront(database)
-    # The first request notes the key's use; the second needs no write but its hold.
-    assert isinstance(asyncio.run(classify(front, BearerKey(key), body("chef knife"))), Classified)
-    with database.session() as session:
-        session.execute(
-            update(CreditBalance)
-            .where(CreditBalance.account_id == account_id)
-            .values(renews_at=utcnow() - timedelta(seconds=1))
-        )
-    assert isinstance(asyncio.run(classify(front, BearerKey(key), body("chef knife"))), Classified)
-    assert balance(database, account_id) == 2
 
 
 def test_a_hold_that_fails_after_authentication_leaves_no_write(database):
