@@ -75,7 +75,7 @@ class DirectSender:
             else (datetime.now(timezone.utc) + timedelta(seconds=expires)).isoformat()
         )
         args = list(args or ())
-        headers = {
+        headers: dict[str, Any] = {
             "lang": "py",
             "task": name,
             "id": task_id,
