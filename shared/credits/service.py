@@ -87,7 +87,7 @@ _TAKE_FROM_BALANCE = update(_BALANCES).where(_BALANCE_OF_ACCOUNT)
 _NEW_HOLD = insert(_table(CreditHold))
 _NEW_LEDGER_ENTRY = insert(_table(LedgerEntry))
 
-# PostgreSQL's hold in one statement: the balance row locked and read
+# PostgreSQL's hold in one statement: the balance row locked and read once
 # (`locked`, the latest committed version once the lock is granted), then,
 # only if it holds enough and is not due for renewal, the take, the hold and
 # its ledger entry (data-modifying CTEs, one snapshot, all or nothing with
@@ -95,7 +95,7 @@ _NEW_LEDGER_ENTRY = insert(_table(LedgerEntry))
 _HOLD_IN_ONE_STATEMENT = (
     text(
         f"""
-WITH locked AS (
+WITH locked AS MATERIALIZED (
     SELECT account_id, monthly, topup, renews_at FROM {_BALANCES.name}
     WHERE account_id = :of_account FOR UPDATE
 ), taken AS (
