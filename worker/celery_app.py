@@ -19,7 +19,9 @@ from celery import Celery
 # started (`celery -A worker.celery_app` imports nothing else first).
 import shared.db.models  # noqa: F401
 from shared.flows.queue import BULK_QUEUE, INTERACTIVE_QUEUE, RUN_CHUNK_TASK
+from shared.redis_pool import RedisPoolLimits
 from shared.settings import Settings
+from worker.direct_send import DIRECT_OPTIONS, DirectSender, accepts_url
 from worker.schedule import beat_schedule
 
 TASK_MODULES = ["worker.tasks", "worker.bulk", "worker.periodic"]
@@ -42,6 +44,9 @@ class TaxonomistCelery(Celery):
         # The embedded mode's threads that run interactive tasks at once
         # (worker.embedded); None: every task goes through the broker.
         self.interactive_threads: Executor | None = None
+        # Interactive tasks in one LPUSH on a Redis broker (worker.direct_send);
+        # None: through Celery.
+        self.direct_sender: DirectSender | None = None
 
     def send_task(
         self, name: str, args: Any = None, kwargs: Any = None, *more: Any, **options: Any
@@ -49,10 +54,22 @@ class TaxonomistCelery(Celery):
         """Celery's (with its whole signature: beat and `apply_async` pass
         kwargs and more by position), but for interactive tasks in the embedded
         mode: the in-memory broker is polled, and its wait was most of a
-        classification's latency."""
-        if self.interactive_threads is not None and options.get("queue") == INTERACTIVE_QUEUE:
-            self.interactive_threads.submit(self.tasks[name], *(args or ()), **(kwargs or {}))
-            return None
+        classification's latency. On a Redis broker, an interactive task sent
+        with positional arguments and the direct options only is one LPUSH of
+        the message Celery would build (worker.direct_send): its task id is
+        returned."""
+        if options.get("queue") == INTERACTIVE_QUEUE:
+            if self.interactive_threads is not None:
+                self.interactive_threads.submit(self.tasks[name], *(args or ()), **(kwargs or {}))
+                return None
+            if (
+                self.direct_sender is not None
+                and not kwargs
+                and not more
+                and "argsrepr" in options
+                and options.keys() <= DIRECT_OPTIONS
+            ):
+                return self.direct_sender.send(name, args, reply_to=self.thread_oid, **options)
         return super().send_task(name, args, kwargs, *more, **options)
 
 
@@ -90,6 +107,12 @@ def make_celery(settings: Settings) -> TaxonomistCelery:
         beat_schedule=beat_schedule(settings),
         beat_scheduler=IN_MEMORY_SCHEDULER,
     )
+    if not settings.embedded and accepts_url(settings.celery_broker_url):
+        app.direct_sender = DirectSender(
+            settings.celery_broker_url,
+            f"{settings.redis_namespace}:",
+            RedisPoolLimits.of(settings),
+        )
     return app
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import select
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterator
 
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.orm import Session, sessionmaker
 
 from shared.settings import Settings
@@ -47,13 +49,34 @@ def make_engine(url: str, pool: PoolLimits = PoolLimits()) -> Engine:
         engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS})
         event.listen(engine, "connect", _configure_sqlite)
         return engine
-    return create_engine(
+    engine = create_engine(
         url,
         pool_size=pool.size,
         max_overflow=pool.max_overflow,
         pool_timeout=pool.timeout_seconds,
-        pool_pre_ping=True,
     )
+    event.listen(engine, "checkout", _refuse_a_closed_connection)
+    return engine
+
+
+def _refuse_a_closed_connection(dbapi_connection, _record, _proxy) -> None:
+    """A pooled connection the server has closed or is closing is replaced at checkout.
+
+    An idle PostgreSQL connection has nothing to read: data waiting on its
+    socket is the server's goodbye (a restart, a terminated backend: an error
+    message, then end of file). One poll of the socket, no round trip, where
+    `pool_pre_ping` sent a `SELECT 1` with every checkout (a round trip of
+    every request of the front). On DisconnectionError the pool discards the
+    connection and checks out another. A connection lost without a word
+    (a network gone) fails on its first statement instead, which invalidates
+    the pool: that request gets its error, the next ones new connections.
+    """
+    if dbapi_connection.closed:
+        raise DisconnectionError("the connection is closed")
+    poller = select.poll()
+    poller.register(dbapi_connection.fileno(), select.POLLIN)
+    if poller.poll(0):
+        raise DisconnectionError("the server has closed or is closing the connection")
 
 
 def _configure_sqlite(dbapi_connection, _record) -> None:

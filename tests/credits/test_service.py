@@ -131,6 +131,28 @@ def test_renewal_restores_the_allowance_and_keeps_top_up(database, monkeypatch):
     assert ledger_totals(database, account_id) == (5, 1)
 
 
+def test_a_hold_once_the_cycle_has_ended_renews_the_balance_first(database, monkeypatch):
+    account_id = new_account(database, monthly=2, topup=1)
+    hold_id(database, account_id, 2)
+    a_cycle_later = utcnow() + timedelta(days=32)
+    monkeypatch.setattr(credits, "utcnow", lambda: a_cycle_later)
+    held = hold_id(database, account_id, 3)
+    view = balance(database, account_id)
+    assert (view.monthly, view.topup) == (0, 0)
+    assert view.renews_at > a_cycle_later + timedelta(days=27)
+    with database.session() as session:
+        ended = session.get_one(CreditHold, held)
+        assert (ended.monthly, ended.topup, ended.renews_at) == (2, 1, view.renews_at)
+    assert ledger_totals(database, account_id) == (0, 0)
+
+
+def test_an_account_without_a_balance_holds_nothing(database):
+    with database.session() as session:
+        account_id = accounts.create_account(session, "no-balance@example.com").id
+    with pytest.raises(InsufficientCredits, match="no credit balance"), database.session() as session:
+        credits.hold(session, account_id)
+
+
 def test_holds_past_their_expiry_are_refunded(database):
     account_id = new_account(database, monthly=3)
     stale = hold_id(database, account_id, expires_at=utcnow() + timedelta(minutes=15))

@@ -151,7 +151,8 @@ def test_a_hold_that_fails_after_authentication_leaves_no_write(database):
     # The database fails on the transaction's last statement: the key's use,
     # the balance taken and the hold written before it must all roll back.
     def fail_on_the_ledger(_connection, _cursor, statement, *_):
-        if statement.lstrip().upper().startswith("INSERT INTO CREDIT_LEDGER"):
+        # (On PostgreSQL the hold is one statement that ends with the ledger's INSERT.)
+        if "INSERT INTO CREDIT_LEDGER" in statement.upper():
             raise RuntimeError("the database fails mid-transaction")
 
     event.listen(database.engine, "before_cursor_execute", fail_on_the_ledger)
@@ -279,7 +280,8 @@ def test_a_hold_made_after_the_front_gave_up_is_refunded_and_not_sent(database):
     stalled = threading.Event()
 
     def stall_on_the_ledger(_connection, _cursor, statement, *_):
-        if statement.lstrip().upper().startswith("INSERT INTO CREDIT_LEDGER") and not stalled.is_set():
+        # (On PostgreSQL the hold is one statement that ends with the ledger's INSERT.)
+        if "INSERT INTO CREDIT_LEDGER" in statement.upper() and not stalled.is_set():
             stalled.set()
             time.sleep(2.5)
 
