@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from sqlalchemy import create_engine, event
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from shared.settings import Settings
@@ -72,6 +72,13 @@ class Database:
         self.url = _normalise_url(url)
         self.engine = make_engine(url, pool)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        # Statements that commit on their own: no BEGIN and COMMIT round
+        # trips (the same pool; psycopg's autocommit is a client-side switch).
+        self._autocommit = (
+            self.engine.execution_options(isolation_level="AUTOCOMMIT")
+            if self.engine.dialect.name == "postgresql"
+            else None
+        )
 
     @classmethod
     def of(cls, settings: "Settings") -> "Database":
@@ -82,6 +89,15 @@ class Database:
         """A session whose transaction commits on success and rolls back on error."""
         with self._sessions() as session, session.begin():
             yield session
+
+    @contextmanager
+    def autocommit(self) -> Iterator[Connection]:
+        """A PostgreSQL connection whose statements each commit on their own:
+        for work that is one statement, without BEGIN and COMMIT round trips."""
+        if self._autocommit is None:
+            raise ValueError("autocommit connections are for PostgreSQL")
+        with self._autocommit.connect() as connection:
+            yield connection
 
     def dispose(self) -> None:
         self.engine.dispose()
