@@ -340,9 +340,8 @@ def consume_alone(database: Database, hold_id: str, outcome: str, count: int = 1
     balance is due for renewal (then, and when it fails, `consume`'s path)."""
     _check_paid(outcome, count)
     if database.engine.dialect.name == "postgresql":
-        with database.autocommit() as connection:
-            if _consumed_in_one_statement(connection, hold_id, outcome, count):
-                return True
+        if database.autocommit(lambda connection: _consumed_in_one_statement(connection, hold_id, outcome, count)):
+            return True
     with database.session() as session:
         return _end(session, hold_id, outcome, count, _CONSUME_UNITS[_dialect(session)]) is not None
 

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator, TypeVar
 
 from sqlalchemy import create_engine, event
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from shared.settings import Settings
 
 SQLITE_BUSY_TIMEOUT_SECONDS = 30
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,9 @@ class Database:
             if self.engine.dialect.name == "postgresql"
             else None
         )
+        self._kept = threading.local()
+        self._all_kept: set[Connection] = set()
+        self._lock = threading.Lock()
 
     @classmethod
     def of(cls, settings: "Settings") -> "Database":
@@ -90,14 +96,45 @@ class Database:
         with self._sessions() as session, session.begin():
             yield session
 
-    @contextmanager
-    def autocommit(self) -> Iterator[Connection]:
-        """A PostgreSQL connection whose statements each commit on their own:
-        for work that is one statement, without BEGIN and COMMIT round trips."""
+    def autocommit(self, work: Callable[[Connection], T]) -> T:
+        """`work` on this thread's own PostgreSQL connection in autocommit, for
+        work that is one statement (a worker's settlement): kept between
+        calls, so no pool checkout, pre-ping, BEGIN or COMMIT, one round trip.
+
+        A connection found broken (the database restarted) is replaced and
+        `work` runs once more: its statement either never ran or committed
+        before the break, and must be one that a second run cannot repeat
+        (a compare-and-set). Any other error gives the connection back.
+        """
         if self._autocommit is None:
             raise ValueError("autocommit connections are for PostgreSQL")
-        with self._autocommit.connect() as connection:
-            yield connection
+        kept = getattr(self._kept, "connection", None)
+        if kept is not None:
+            try:
+                return work(kept)
+            except Exception as error:
+                self._give_back(kept)
+                if not (isinstance(error, DBAPIError) and error.connection_invalidated):
+                    raise
+        kept = self._autocommit.connect()
+        with self._lock:
+            self._kept.connection = kept
+            self._all_kept.add(kept)
+        try:
+            return work(kept)
+        except Exception:
+            self._give_back(kept)
+            raise
+
+    def _give_back(self, connection: Connection) -> None:
+        self._kept.connection = None
+        with self._lock:
+            self._all_kept.discard(connection)
+        connection.close()
 
     def dispose(self) -> None:
+        with self._lock:
+            kept, self._all_kept = self._all_kept, set()
+        for connection in kept:
+            connection.close()
         self.engine.dispose()
