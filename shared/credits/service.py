@@ -355,8 +355,8 @@ def _check_paid(outcome: str, count: int) -> None:
 
 def _consumed_in_one_statement(connection: Connection, hold_id: str, outcome: str, count: int) -> bool:
     """PostgreSQL: the balance's lock, the compare-and-set and the usage record
-    in one statement (atomic on its own, so it may run in autocommit, the
-    deadline judged as the row changes, right before the commit). False when
+    in one statement (atomic on its own, so it may run in autocommit; the
+    deadline judged once the lock is held, right before the commit). False when
     it changed nothing: the units are not open, the hold has expired or is
     unknown, or the balance is due for renewal; `_end` then decides. Always
     False on other databases."""

@@ -13,7 +13,6 @@ from datetime import date, datetime, timedelta
 from typing import cast
 
 from sqlalchemy import CTE, Date, Insert, Integer, String, Table, bindparam, delete, func, insert, select
-from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from shared.credits import cycle
@@ -55,23 +54,21 @@ _RECORD = insert(_RECORDS).returning(_RECORDS.c.id)
 _WITHDRAW = delete(_RECORDS).where(_RECORDS.c.id == bindparam("record"))
 
 
-def record(session: Session | Connection, account_id: int, outcome: str, count: int) -> int:
+def record(session: Session, account_id: int, outcome: str, count: int) -> int:
     """`count` classifications of the account ended with `outcome` just now; the record's id.
 
     A Core INSERT on the session's connection: it is written at once, not at the next flush.
     """
-    connection = session.connection() if isinstance(session, Session) else session
     now = utcnow()
-    return connection.execute(
+    return session.connection().execute(
         _RECORD,
         {"account_id": account_id, "day": now.date(), "outcome": outcome, "count": count, "created_at": now},
     ).scalar_one()
 
 
-def withdraw(session: Session | Connection, record_id: int) -> None:
+def withdraw(session: Session, record_id: int) -> None:
     """Take back a record of this transaction (its outcome did not happen after all)."""
-    connection = session.connection() if isinstance(session, Session) else session
-    connection.execute(_WITHDRAW, {"record": record_id})
+    session.connection().execute(_WITHDRAW, {"record": record_id})
 
 
 def recording(accounts: CTE) -> Insert:
