@@ -163,6 +163,8 @@ def main() -> None:
     parser.add_argument("--listings", type=Path, default=DEFAULT_LISTINGS)
     parser.add_argument("--profile", type=int, metavar="CLIENTS",
                         help="py-spy record the front during this level (needs py-spy)")
+    parser.add_argument("--profile-worker", type=int, metavar="CLIENTS",
+                        help="py-spy record the worker (its consumer and pool processes) during this level")
     args = parser.parse_args()
     if not os.environ.get("TAXONOMY_DIR"):
         sys.exit("Set TAXONOMY_DIR to the folder of the taxonomy files.")
@@ -181,15 +183,11 @@ def main() -> None:
             asyncio.run(run_level(front.port, payloads[:WARM_UP_REQUESTS], 1, 3.0))
             rows = []
             for clients in levels:
-                profiler = None
-                if clients == args.profile:
-                    profiler = subprocess.Popen(
-                        [str(Path(sys.executable).with_name("py-spy")), "record", "--gil", "--nonblocking",
-                         "--subprocesses", "--pid", str(front.popen.pid),
-                         "--format", "raw", "--output", f"front-profile-{clients}.txt",
-                         "--duration", str(int(args.seconds))],
-                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                    )
+                profilers = [
+                    record_profile(process.popen.pid, f"{name}-profile-{clients}.txt", args.seconds)
+                    for name, process, level in (("front", front, args.profile), ("worker", worker, args.profile_worker))
+                    if clients == level
+                ]
                 load_before = os.getloadavg()[0]
                 front_cpu = session_cpu_seconds(front.popen.pid)
                 worker_cpu = session_cpu_seconds(worker.popen.pid)
@@ -198,7 +196,7 @@ def main() -> None:
                 elapsed = time.monotonic() - started
                 front_cpu = session_cpu_seconds(front.popen.pid) - front_cpu
                 worker_cpu = session_cpu_seconds(worker.popen.pid) - worker_cpu
-                if profiler is not None:
+                for profiler in profilers:
                     profiler.wait()
                 rows.append((clients, tally, elapsed, front_cpu, worker_cpu, load_before))
                 print(f"  {clients} clients done", file=sys.stderr)
@@ -208,6 +206,16 @@ def main() -> None:
             delete_redis_keys(namespace)
         pipeline = pipeline_per_item(env, args.listings)
     report(args, rows, pipeline)
+
+
+def record_profile(pid: int, output: str, seconds: float) -> subprocess.Popen:
+    """`py-spy record --gil` (Python CPU only) of a process and its children, in raw (collapsed) stacks."""
+    return subprocess.Popen(
+        [str(Path(sys.executable).with_name("py-spy")), "record", "--gil", "--nonblocking",
+         "--subprocesses", "--pid", str(pid), "--format", "raw", "--output", output,
+         "--duration", str(int(seconds))],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
 
 
 def report(args, rows, pipeline: list[dict]) -> None:

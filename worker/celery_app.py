@@ -86,6 +86,17 @@ def make_celery(settings: Settings) -> TaxonomistCelery:
                 # A worker on both queues takes interactive tasks first
                 # (queues in the order given), never round-robin with bulk.
                 "queue_order_strategy": "priority",
+                # Messages taken but not yet acknowledged are kept in the
+                # worker's memory, not in Redis (the unacked hash and index:
+                # a MULTI on receipt and another on each acknowledgement,
+                # about a third of the consumer's CPU). A warm shutdown and
+                # a pool process lost (`reject_on_worker_lost`) still put
+                # them back on their queue; what a killed worker had taken
+                # is lost to Redis, where it used to come back after the
+                # visibility timeout (an hour): an interactive task had long
+                # expired by then, and a bulk chunk is sent again by the
+                # jobs' sweep after JOB_STALE_SECONDS (docs/bulk-jobs.md).
+                "ack_emulation": False,
             }
         ),
         task_default_queue=INTERACTIVE_QUEUE,

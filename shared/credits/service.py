@@ -23,6 +23,7 @@ from sqlalchemy import (
     ColumnElement,
     Integer,
     Table,
+    Update,
     bindparam,
     case,
     func,
@@ -30,9 +31,9 @@ from sqlalchemy import (
     or_,
     select,
     text,
-    true,
     update,
 )
+from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from shared.credits import cycle, usage
@@ -51,6 +52,7 @@ from shared.credits.models import (
     LedgerEntry,
 )
 from shared.db.base import Base, UTCDateTime, utcnow
+from shared.db.session import Database
 
 
 def _table(model: type[Base]) -> Table:
@@ -128,6 +130,66 @@ SELECT locked.renews_at, (SELECT taken.monthly FROM taken) AS held_monthly FROM 
     .bindparams(bindparam("now", type_=UTCDateTime()), bindparam("expires_at", type_=UTCDateTime()))
     .columns(renews_at=UTCDateTime(), held_monthly=Integer())
 )
+_HOLDS = _table(CreditHold)
+
+
+def _end_units(counter: str, *conditions: ColumnElement[bool]) -> Update:
+    """The compare-and-set that ends each unit once: add `:count` to the hold's
+    `counter` if that many units are open (and `conditions` hold). A hold with
+    nothing left open leaves the index the stale sweep reads."""
+    count = bindparam("count", type_=Integer)
+    ended_units = _HOLDS.c.consumed + _HOLDS.c.refunded + count
+    size = _HOLDS.c.monthly + _HOLDS.c.topup
+    return (
+        update(_HOLDS)
+        .where(_HOLDS.c.id == bindparam("of_hold"), ended_units <= size, *conditions)
+        .values(
+            {
+                _HOLDS.c[counter]: _HOLDS.c[counter] + count,
+                _HOLDS.c.expires_at: case((ended_units == size, None), else_=_HOLDS.c.expires_at),
+            }
+        )
+    )
+
+
+def _before_expiry(database_clock: ColumnElement) -> ColumnElement[bool]:
+    # The database's time when the statement runs: PostgreSQL's `now()` is its
+    # transaction's start, `clock_timestamp()` the moment itself; SQLite keeps
+    # datetimes as text in this shape (UTC).
+    return or_(_HOLDS.c.expires_at.is_(None), _HOLDS.c.expires_at > database_clock)
+
+
+_REFUND_UNITS = _end_units("refunded")
+_CONSUME_UNITS = {
+    "postgresql": _end_units("consumed", _before_expiry(func.clock_timestamp())),
+    "sqlite": _end_units("consumed", _before_expiry(func.strftime("%Y-%m-%d %H:%M:%f", "now"))),
+}
+# PostgreSQL: the balance's lock (the no-op write, as `_LOCK_BALANCE_OF_HOLD`,
+# unless the balance is due for renewal) and the database's clock once it is
+# held; the compare-and-set of the hold, joined to that row, with the
+# deadline judged by that clock (as `_end` judges after its lock: the hold's
+# row changes only under its balance's lock, so nothing waits after it); the
+# usage record of the row it changed.
+_LOCKED = (
+    update(_BALANCES)
+    .where(
+        _BALANCES.c.account_id
+        == select(_HOLDS.c.account_id).where(_HOLDS.c.id == bindparam("of_hold")).scalar_subquery(),
+        _BALANCES.c.renews_at > bindparam("now", type_=UTCDateTime),
+    )
+    .values(account_id=_BALANCES.c.account_id)
+    .returning(_BALANCES.c.account_id, func.clock_timestamp().label("locked_at"))
+    .cte("locked")
+)
+_CONSUME_LOCKED_AND_RECORD = usage.recording(
+    _end_units(
+        "consumed",
+        _HOLDS.c.account_id == _LOCKED.c.account_id,
+        _before_expiry(_LOCKED.c.locked_at),
+    )
+    .returning(_HOLDS.c.account_id)
+    .cte("consumed")
+).add_cte(_LOCKED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -347,21 +409,48 @@ def consume(session: Session, hold_id: str, outcome: str, count: int = 1) -> boo
     deadline answered no 200). The balance does not move: the hold took the
     credits already.
     """
+    _check_paid(outcome, count)
+    # The session's pending changes first: Core statements do not flush them.
+    session.flush()
+    if _consumed_in_one_statement(session.connection(), hold_id, outcome, count):
+        return True
+    return _end(session, hold_id, outcome, count, _CONSUME_UNITS[_dialect(session)]) is not None
+
+
+def consume_alone(database: Database, hold_id: str, outcome: str, count: int = 1) -> bool:
+    """`consume` in a transaction of its own (a worker's settlement): on
+    PostgreSQL one statement in autocommit, one round trip, unless the
+    balance is due for renewal (then, and when it fails, `consume`'s path)."""
+    _check_paid(outcome, count)
+    if database.engine.dialect.name == "postgresql":
+        if database.autocommit(lambda connection: _consumed_in_one_statement(connection, hold_id, outcome, count)):
+            return True
+    with database.session() as session:
+        return _end(session, hold_id, outcome, count, _CONSUME_UNITS[_dialect(session)]) is not None
+
+
+def _check_paid(outcome: str, count: int) -> None:
     if outcome not in PAID_OUTCOMES:
         raise ValueError(f"not an outcome that is paid for: {outcome}")
-    before_expiry = or_(
-        CreditHold.expires_at.is_(None), CreditHold.expires_at > _database_clock(session)
-    )
-    return _end(session, hold_id, outcome, count, "consumed", before_expiry) is not None
+    if count < 1:
+        raise ValueError("A hold ends one unit or more at a time.")
 
 
-def _database_clock(session: Session) -> ColumnElement:
-    """The database's time when the statement runs: PostgreSQL's `now()` is its
-    transaction's start, `clock_timestamp()` the moment itself; SQLite keeps
-    datetimes as text in this shape (UTC)."""
-    if session.get_bind().dialect.name == "sqlite":
-        return func.strftime("%Y-%m-%d %H:%M:%f", "now")
-    return func.clock_timestamp()
+def _consumed_in_one_statement(connection: Connection, hold_id: str, outcome: str, count: int) -> bool:
+    """PostgreSQL: the balance's lock, the compare-and-set and the usage record
+    in one statement (atomic on its own, so it may run in autocommit; the
+    deadline judged once the lock is held, right before the commit). False when
+    it changed nothing: the units are not open, the hold has expired or is
+    unknown, or the balance is due for renewal; `_end` then decides. Always
+    False on other databases."""
+    if connection.dialect.name != "postgresql":
+        return False
+    params = {"of_hold": hold_id, "count": count, "now": utcnow(), **usage.record_parameters(outcome, count)}
+    return connection.execute(_CONSUME_LOCKED_AND_RECORD, params).first() is not None
+
+
+def _dialect(session: Session) -> str:
+    return session.get_bind().dialect.name
 
 
 def refund(session: Session, hold_id: str, outcome: str, count: int = 1) -> bool:
@@ -371,7 +460,7 @@ def refund(session: Session, hold_id: str, outcome: str, count: int = 1) -> bool
     """
     if outcome not in REFUND_OUTCOMES:
         raise ValueError(f"not an outcome that is refunded: {outcome}")
-    account_id = _end(session, hold_id, outcome, count, "refunded")
+    account_id = _end(session, hold_id, outcome, count, _REFUND_UNITS)
     if account_id is None:
         return False
     # The ORM objects, read after the Core statements of `_end` (the balance is locked already).
@@ -393,20 +482,12 @@ def refund(session: Session, hold_id: str, outcome: str, count: int = 1) -> bool
     return True
 
 
-def _end(
-    session: Session,
-    hold_id: str,
-    outcome: str,
-    count: int,
-    counter: str,
-    condition: ColumnElement[bool] | None = None,
-) -> int | None:
-    """Add `count` to the hold's `counter` column if that many units are open
-    (and `condition` holds), and record the outcome; the hold's account, or None.
+def _end(session: Session, hold_id: str, outcome: str, count: int, units: Update) -> int | None:
+    """End `count` units of the hold by the compare-and-set `units` (one of
+    `_end_units`) and record the outcome; the hold's account, or None.
 
     Core statements on the session's connection: three round trips (lock,
-    usage record, compare-and-set), without the ORM's unit of work, since a
-    worker settles every synchronous request here.
+    usage record, compare-and-set), without the ORM's unit of work.
     """
     if count < 1:
         raise ValueError("A hold ends one unit or more at a time.")
@@ -417,21 +498,7 @@ def _end(
     # the compare-and-set is the last statement before COMMIT: a consume
     # judged on time commits right after its judgement.
     record_id = usage.record(session, account_id, outcome, count)
-    holds = _table(CreditHold)
-    ended_units = holds.c.consumed + holds.c.refunded + count
-    size = holds.c.monthly + holds.c.topup
-    # The condition is the compare-and-set that ends each unit once; a hold
-    # with nothing left open leaves the index the stale sweep reads.
-    changed = session.connection().execute(
-        update(holds)
-        .where(holds.c.id == hold_id, ended_units <= size, true() if condition is None else condition)
-        .values(
-            {
-                holds.c[counter]: holds.c[counter] + count,
-                holds.c.expires_at: case((ended_units == size, None), else_=holds.c.expires_at),
-            }
-        )
-    ).rowcount
+    changed = session.connection().execute(units, {"of_hold": hold_id, "count": count}).rowcount
     if not changed:
         usage.withdraw(session, record_id)
         return None

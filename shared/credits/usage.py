@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import cast
 
-from sqlalchemy import Table, delete, func, insert, select
+from sqlalchemy import CTE, Date, Insert, Integer, String, Table, bindparam, delete, func, insert, select
 from sqlalchemy.orm import Session
 
 from shared.credits import cycle
@@ -25,7 +25,7 @@ from shared.credits.models import (
     LedgerEntry,
     UsageRecord,
 )
-from shared.db.base import utcnow
+from shared.db.base import UTCDateTime, utcnow
 
 CHART_DAYS = 30
 # The entries that add credits, shown on the billing page.
@@ -49,6 +49,11 @@ class DayUsage:
 _RECORDS = cast(Table, UsageRecord.__table__)  # a FromClause to the type checker
 
 
+_RECORDED = ("account_id", "day", "outcome", "count", "created_at")
+_RECORD = insert(_RECORDS).returning(_RECORDS.c.id)
+_WITHDRAW = delete(_RECORDS).where(_RECORDS.c.id == bindparam("record"))
+
+
 def record(session: Session, account_id: int, outcome: str, count: int) -> int:
     """`count` classifications of the account ended with `outcome` just now; the record's id.
 
@@ -56,15 +61,43 @@ def record(session: Session, account_id: int, outcome: str, count: int) -> int:
     """
     now = utcnow()
     return session.connection().execute(
-        insert(_RECORDS)
-        .values(account_id=account_id, day=now.date(), outcome=outcome, count=count, created_at=now)
-        .returning(_RECORDS.c.id)
+        _RECORD,
+        {"account_id": account_id, "day": now.date(), "outcome": outcome, "count": count, "created_at": now},
     ).scalar_one()
 
 
 def withdraw(session: Session, record_id: int) -> None:
     """Take back a record of this transaction (its outcome did not happen after all)."""
-    session.connection().execute(delete(_RECORDS).where(_RECORDS.c.id == record_id))
+    session.connection().execute(_WITHDRAW, {"record": record_id})
+
+
+def recording(accounts: CTE) -> Insert:
+    """A statement that records, for each row of `accounts` (its `account_id`),
+    what `record_parameters` gives; answers the records' ids. Built once by
+    its caller: a settlement writes its usage in the statement that decides it."""
+    return (
+        insert(_RECORDS)
+        .from_select(
+            _RECORDED,
+            select(
+                accounts.c.account_id,
+                bindparam("recorded_day", type_=Date),
+                bindparam("recorded_outcome", type_=String),
+                bindparam("recorded_count", type_=Integer),
+                bindparam("recorded_at", type_=UTCDateTime),
+            ),
+        )
+        .add_cte(accounts)
+        .returning(_RECORDS.c.id)
+    )
+
+
+def record_parameters(outcome: str, count: int) -> dict:
+    """The parameters of a `recording` statement, as of now (named apart from
+    any column: an UPDATE in the same statement would set a column its
+    parameters name)."""
+    now = utcnow()
+    return {"recorded_day": now.date(), "recorded_outcome": outcome, "recorded_count": count, "recorded_at": now}
 
 
 def daily_usage(session: Session, account_id: int, days: int = CHART_DAYS) -> list[DayUsage]:

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import select
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator, TypeVar
 
 from sqlalchemy import create_engine, event
-from sqlalchemy.engine import Engine
-from sqlalchemy.exc import DisconnectionError
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import DBAPIError, DisconnectionError
 from sqlalchemy.orm import Session, sessionmaker
 
 from shared.settings import Settings
 
 SQLITE_BUSY_TIMEOUT_SECONDS = 30
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,16 @@ class Database:
         self.url = _normalise_url(url)
         self.engine = make_engine(url, pool)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        # Statements that commit on their own: no BEGIN and COMMIT round
+        # trips (the same pool; psycopg's autocommit is a client-side switch).
+        self._autocommit = (
+            self.engine.execution_options(isolation_level="AUTOCOMMIT")
+            if self.engine.dialect.name == "postgresql"
+            else None
+        )
+        self._kept = threading.local()
+        self._all_kept: set[Connection] = set()
+        self._lock = threading.Lock()
 
     @classmethod
     def of(cls, settings: "Settings") -> "Database":
@@ -106,5 +118,45 @@ class Database:
         with self._sessions() as session, session.begin():
             yield session
 
+    def autocommit(self, work: Callable[[Connection], T]) -> T:
+        """`work` on this thread's own PostgreSQL connection in autocommit, for
+        work that is one statement (a worker's settlement): kept between
+        calls, so no pool checkout, pre-ping, BEGIN or COMMIT, one round trip.
+
+        A connection found broken (the database restarted) is replaced and
+        `work` runs once more: its statement either never ran or committed
+        before the break, and must be one that a second run cannot repeat
+        (a compare-and-set). Any other error gives the connection back.
+        """
+        if self._autocommit is None:
+            raise ValueError("autocommit connections are for PostgreSQL")
+        kept = getattr(self._kept, "connection", None)
+        if kept is not None:
+            try:
+                return work(kept)
+            except Exception as error:
+                self._give_back(kept)
+                if not (isinstance(error, DBAPIError) and error.connection_invalidated):
+                    raise
+        kept = self._autocommit.connect()
+        with self._lock:
+            self._kept.connection = kept
+            self._all_kept.add(kept)
+        try:
+            return work(kept)
+        except Exception:
+            self._give_back(kept)
+            raise
+
+    def _give_back(self, connection: Connection) -> None:
+        self._kept.connection = None
+        with self._lock:
+            self._all_kept.discard(connection)
+        connection.close()
+
     def dispose(self) -> None:
+        with self._lock:
+            kept, self._all_kept = self._all_kept, set()
+        for connection in kept:
+            connection.close()
         self.engine.dispose()

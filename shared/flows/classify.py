@@ -327,8 +327,7 @@ def refund_unsettled(database: Database) -> int:
 
 
 def _consume(database: Database, reservation_id: str, found: bool) -> bool:
-    with database.session() as session:
-        return credits.consume(session, reservation_id, OUTCOME_FOUND if found else OUTCOME_NOT_FOUND)
+    return credits.consume_alone(database, reservation_id, OUTCOME_FOUND if found else OUTCOME_NOT_FOUND)
 
 
 def _refund(database: Database, reservation_id: str, outcome: str) -> bool:

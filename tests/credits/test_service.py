@@ -7,7 +7,7 @@ import time
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select, text, update
 
 from shared.accounts import service as accounts
 from shared.credits import service as credits
@@ -285,3 +285,28 @@ def test_the_deadline_is_judged_when_the_consume_runs_not_when_its_transaction_b
         # ...and its consume runs after it.
         assert credits.consume(session, held, OUTCOME_FOUND) is False
     assert usage_outcomes(database, account_id) == []
+
+
+def test_a_settlement_alone_survives_its_kept_connection_being_cut(database):
+    # The worker's settlement keeps a connection per thread (no pool checkout,
+    # no pre-ping): a database restart breaks it, and the next settlement
+    # opens another instead of failing.
+    if database.engine.dialect.name != "postgresql":
+        pytest.skip("SQLite settles in a transaction of the pool's")
+    account_id = new_account(database, monthly=3)
+    first, second, third = (hold_id(database, account_id) for _ in range(3))
+    assert credits.consume_alone(database, first, OUTCOME_FOUND) is True
+    assert credits.consume_alone(database, first, OUTCOME_FOUND) is False
+    with database.engine.connect() as other:
+        cut = other.execute(
+            text(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                " AND backend_type = 'client backend'"
+            )
+        ).all()
+    assert cut
+    assert credits.consume_alone(database, second, OUTCOME_FOUND) is True
+    assert credits.consume_alone(database, third, OUTCOME_FOUND) is True
+    assert sorted(usage_outcomes(database, account_id)) == [OUTCOME_FOUND] * 3
+    assert balance(database, account_id).total == 0
