@@ -417,16 +417,22 @@ def consume(session: Session, hold_id: str, outcome: str, count: int = 1) -> boo
     return _end(session, hold_id, outcome, count, _CONSUME_UNITS[_dialect(session)]) is not None
 
 
-def consume_alone(database: Database, hold_id: str, outcome: str, count: int = 1) -> bool:
-    """`consume` in a transaction of its own (a worker's settlement): on
-    PostgreSQL one statement in autocommit, one round trip, unless the
-    balance is due for renewal (then, and when it fails, `consume`'s path)."""
-    _check_paid(outcome, count)
+def consume_alone(database: Database, hold_id: str, outcome: str) -> bool:
+    """`consume` of a one-unit hold (an interactive request's) in a transaction
+    of its own: on PostgreSQL one statement in autocommit, one round trip,
+    unless the balance is due for renewal (then, and when it fails,
+    `consume`'s path).
+
+    One unit only: `Database.autocommit` runs the statement again after a
+    broken connection, and only a hold with nothing left open after the
+    first run refuses a second one.
+    """
+    _check_paid(outcome, 1)
     if database.engine.dialect.name == "postgresql":
-        if database.autocommit(lambda connection: _consumed_in_one_statement(connection, hold_id, outcome, count)):
+        if database.autocommit(lambda connection: _consumed_in_one_statement(connection, hold_id, outcome, 1)):
             return True
     with database.session() as session:
-        return _end(session, hold_id, outcome, count, _CONSUME_UNITS[_dialect(session)]) is not None
+        return _end(session, hold_id, outcome, 1, _CONSUME_UNITS[_dialect(session)]) is not None
 
 
 def _check_paid(outcome: str, count: int) -> None:

@@ -121,7 +121,7 @@ class Database:
     def autocommit(self, work: Callable[[Connection], T]) -> T:
         """`work` on this thread's own PostgreSQL connection in autocommit, for
         work that is one statement (a worker's settlement): kept between
-        calls, so no pool checkout, pre-ping, BEGIN or COMMIT, one round trip.
+        calls, so no pool checkout, BEGIN or COMMIT: one round trip.
 
         A connection found broken (the database restarted) is replaced and
         `work` runs once more: its statement either never ran or committed

@@ -135,9 +135,9 @@ TAXONOMY_WEIGHTS = {
         exemplar=30.0,
         modifier_head=-8.0,
         parent_coverage=15.0,
-        branch=4.0,
+        branch=6.0,
         branch_listing_share=1.0,
-        subbranch=2.0,
+        subbranch=4.0,
     ),
     SHOPIFY: FusionWeights(
         static_embedding=0.0,
