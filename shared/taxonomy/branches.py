@@ -130,12 +130,16 @@ class BranchModel:
         }
 
     @classmethod
-    def from_arrays(cls, arrays: Mapping[str, np.ndarray], prefix: str) -> "BranchModel":
+    def from_arrays(
+        cls, arrays: Mapping[str, np.ndarray], prefix: str, vocabulary: dict[str, int] | None = None
+    ) -> "BranchModel":
+        """The model saved under `prefix`; with `vocabulary`, that word -> row map
+        instead of a new one (the same words in the same order)."""
         return cls(
             arrays[f"{prefix}category_branches"],
             arrays[f"{prefix}vector_weights"],
             arrays[f"{prefix}vector_bias"],
-            WordModel.from_arrays(arrays, prefix),
+            WordModel.from_arrays(arrays, prefix, vocabulary),
         )
 
 
@@ -177,10 +181,13 @@ class WordModel:
         }
 
     @classmethod
-    def from_arrays(cls, arrays: Mapping[str, np.ndarray], prefix: str) -> "WordModel":
-        words = arrays[f"{prefix}vocabulary"].tolist()
+    def from_arrays(
+        cls, arrays: Mapping[str, np.ndarray], prefix: str, vocabulary: dict[str, int] | None = None
+    ) -> "WordModel":
+        if vocabulary is None:
+            vocabulary = {word: row for row, word in enumerate(arrays[f"{prefix}vocabulary"].tolist())}
         return cls(
-            {word: row for row, word in enumerate(words)},
+            vocabulary,
             arrays[f"{prefix}word_offsets"],
             arrays[f"{prefix}word_branches"],
             arrays[f"{prefix}word_excess"],

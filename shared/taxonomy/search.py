@@ -260,7 +260,7 @@ class CandidateIndex:
         signals: dict[str, np.ndarray] = {}
         if wanted("sentence"):
             signals["sentence"] = np.maximum(self.sentence_vectors.similarities(sentences), 0.0)
-        if wanted("static_embedding"):
+        if wanted("static_embedding") and self.vectors.shape[1]:
             titles = self.embedder.embed([clean(split_listing(text)[0]) for text in texts])
             signals["static_embedding"] = np.maximum(titles @ self.vectors.T, 0.0)
         queries = [query_terms(text) for text in texts]

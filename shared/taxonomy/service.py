@@ -208,6 +208,14 @@ def _parent_rows(categories: list[Category]) -> np.ndarray:
 
 def index_from_arrays(taxonomy: Taxonomy, arrays: dict[str, np.ndarray]) -> CandidateIndex:
     categories = list(taxonomy.categories.values())
+    branches = BranchModel.from_arrays(arrays, "branches_")
+    # Both branch levels are trained on the same words: one word map for the
+    # two (about 5 MB of dictionary and strings per taxonomy).
+    same_words = np.array_equal(arrays["branches_vocabulary"], arrays["subbranches_vocabulary"])
+    weights = TAXONOMY_WEIGHTS[taxonomy.name]
+    # A taxonomy whose fusion gives the static word vectors no weight does not
+    # keep its categories' vectors in memory (Shopify: 10.8 MB).
+    vectors = arrays["vectors"] if weights.static_embedding else np.zeros((len(categories), 0), np.float32)
     return CandidateIndex(
         taxonomy=taxonomy,
         ids=[category.id for category in categories],
@@ -215,7 +223,7 @@ def index_from_arrays(taxonomy: Taxonomy, arrays: dict[str, np.ndarray]) -> Cand
         names=TermIndex.from_arrays(arrays, "names_"),
         paths=TermIndex.from_arrays(arrays, "paths_"),
         coverage=TermIndex.from_arrays(arrays, "coverage_"),
-        vectors=arrays["vectors"],
+        vectors=vectors,
         embedder=shared_embedder(),
         sentence_vectors=LowRankVectors.from_arrays(arrays, "sentence_"),
         sentence_embedder=shared_sentence_embedder(),
@@ -227,7 +235,9 @@ def index_from_arrays(taxonomy: Taxonomy, arrays: dict[str, np.ndarray]) -> Cand
         modifiers=TermIndex.from_arrays(arrays, "modifiers_"),
         exemplars=Exemplars.from_arrays(arrays, "exemplars_"),
         children=Children.build(_parent_rows(categories)),
-        branches=BranchModel.from_arrays(arrays, "branches_"),
-        subbranches=BranchModel.from_arrays(arrays, "subbranches_"),
-        weights=TAXONOMY_WEIGHTS[taxonomy.name],
+        branches=branches,
+        subbranches=BranchModel.from_arrays(
+            arrays, "subbranches_", branches.words.vocabulary if same_words else None
+        ),
+        weights=weights,
     )
