@@ -3,6 +3,8 @@ checkout, without a round trip (shared.db.session)."""
 
 from __future__ import annotations
 
+import gc
+import threading
 import time
 
 from sqlalchemy import create_engine, text
@@ -36,3 +38,28 @@ def test_a_connection_the_server_terminated_is_replaced_at_checkout(postgres_url
     finally:
         database.dispose()
         admin.dispose()
+
+
+def test_a_thread_that_ends_gives_its_kept_connection_back_to_the_pool(postgres_url):
+    database = Database(postgres_url, PoolLimits(size=2, max_overflow=0))
+    used = threading.Event()
+    finish = threading.Event()
+
+    def settle_once() -> None:
+        database.autocommit(lambda connection: connection.execute(text("SELECT 1")).scalar_one())
+        used.set()
+        finish.wait(10)
+
+    try:
+        thread = threading.Thread(target=settle_once)
+        thread.start()
+        assert used.wait(10)
+        # Kept while its thread lives: the next settlement needs no checkout.
+        assert database.engine.pool.checkedout() == 1
+        finish.set()
+        thread.join(10)
+        gc.collect()
+        assert database.engine.pool.checkedout() == 0
+    finally:
+        finish.set()
+        database.dispose()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import select
 import threading
+import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Iterator, TypeVar
@@ -90,6 +91,15 @@ def _configure_sqlite(dbapi_connection, _record) -> None:
     cursor.close()
 
 
+class _KeptConnection:
+    """A thread's own autocommit connection (Database.autocommit)."""
+
+    __slots__ = ("connection", "__weakref__")
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+
+
 class Database:
     """One engine and its session factory, shared by a process."""
 
@@ -130,33 +140,46 @@ class Database:
         """
         if self._autocommit is None:
             raise ValueError("autocommit connections are for PostgreSQL")
-        kept = getattr(self._kept, "connection", None)
-        if kept is not None:
+        holder = getattr(self._kept, "holder", None)
+        if holder is not None:
             try:
-                return work(kept)
+                return work(holder.connection)
             except Exception as error:
-                self._give_back(kept)
+                self._give_back(holder.connection)
                 if not (isinstance(error, DBAPIError) and error.connection_invalidated):
                     raise
-        kept = self._autocommit.connect()
+        connection = self._autocommit.connect()
+        holder = _KeptConnection(connection)
         with self._lock:
-            self._kept.connection = kept
-            self._all_kept.add(kept)
+            self._all_kept.add(connection)
+        # A thread that ends drops its holder, and the connection goes back
+        # to the pool: short-lived threads must not keep the pool's connections.
+        weakref.finalize(holder, _release, self._lock, self._all_kept, connection)
+        self._kept.holder = holder
         try:
-            return work(kept)
+            return work(connection)
         except Exception:
-            self._give_back(kept)
+            self._give_back(connection)
             raise
 
     def _give_back(self, connection: Connection) -> None:
-        self._kept.connection = None
-        with self._lock:
-            self._all_kept.discard(connection)
-        connection.close()
+        self._kept.holder = None
+        _release(self._lock, self._all_kept, connection)
 
     def dispose(self) -> None:
         with self._lock:
-            kept, self._all_kept = self._all_kept, set()
+            kept = list(self._all_kept)
+            self._all_kept.clear()
         for connection in kept:
             connection.close()
         self.engine.dispose()
+
+
+def _release(lock: threading.Lock, kept: set[Connection], connection: Connection) -> None:
+    """Close a kept connection (back to the pool) once, whoever asks first:
+    its thread after an error, the end of its thread, or `dispose`."""
+    with lock:
+        if connection not in kept:
+            return
+        kept.discard(connection)
+    connection.close()

@@ -301,7 +301,10 @@ def perform(
         _refund(database, reservation_id, OUTCOME_CANCELLED)
     elif not _consume(database, reservation_id, found=result.category is not None):
         logger.warning(
-            "answered but not charged: reservation %s was refunded or is past its deadline",
+            # Or consumed already: a settlement retried after its connection
+            # broke (Database.autocommit) finds its own first run's charge.
+            "answered but not charged by this settlement: reservation %s was refunded, "
+            "is past its deadline or was consumed already",
             reservation_id,
         )
 
