@@ -121,7 +121,7 @@ def make_celery(settings: Settings) -> TaxonomistCelery:
     if not settings.embedded and accepts_url(settings.celery_broker_url):
         app.direct_sender = DirectSender(
             settings.celery_broker_url,
-            f"{settings.redis_namespace}:",
+            app.conf.broker_transport_options["global_keyprefix"],
             RedisPoolLimits.of(settings),
         )
     return app

@@ -79,14 +79,16 @@ def _lock_and_read(where: ColumnElement[bool]):
     )
 
 
-_LOCK_BALANCE_OF_ACCOUNT = _lock_and_read(_BALANCE_OF_ACCOUNT)
+_HOLDS = _table(CreditHold)
 # A hold's settlement knows the hold, not the account.
-_LOCK_BALANCE_OF_HOLD = _lock_and_read(
+_BALANCE_OF_HOLD = (
     _BALANCES.c.account_id
-    == select(CreditHold.account_id).where(CreditHold.id == bindparam("of_hold")).scalar_subquery()
+    == select(_HOLDS.c.account_id).where(_HOLDS.c.id == bindparam("of_hold")).scalar_subquery()
 )
+_LOCK_BALANCE_OF_ACCOUNT = _lock_and_read(_BALANCE_OF_ACCOUNT)
+_LOCK_BALANCE_OF_HOLD = _lock_and_read(_BALANCE_OF_HOLD)
 _TAKE_FROM_BALANCE = update(_BALANCES).where(_BALANCE_OF_ACCOUNT)
-_NEW_HOLD = insert(_table(CreditHold))
+_NEW_HOLD = insert(_HOLDS)
 _NEW_LEDGER_ENTRY = insert(_table(LedgerEntry))
 
 # PostgreSQL's hold in one statement: the balance row locked and read once
@@ -112,7 +114,7 @@ WITH locked AS MATERIALIZED (
               CAST(:count AS integer) - LEAST(locked.monthly, CAST(:count AS integer)) AS topup,
               locked.renews_at
 ), hold AS (
-    INSERT INTO {_table(CreditHold).name}
+    INSERT INTO {_HOLDS.name}
         (id, account_id, monthly, topup, renews_at, consumed, refunded, expires_at, created_at)
     SELECT CAST(:hold_id AS varchar), CAST(:of_account AS integer), monthly, topup, renews_at,
            0, 0, CAST(:expires_at AS timestamptz), CAST(:now AS timestamptz)
@@ -130,7 +132,6 @@ SELECT locked.renews_at, (SELECT taken.monthly FROM taken) AS held_monthly FROM 
     .bindparams(bindparam("now", type_=UTCDateTime()), bindparam("expires_at", type_=UTCDateTime()))
     .columns(renews_at=UTCDateTime(), held_monthly=Integer())
 )
-_HOLDS = _table(CreditHold)
 
 
 def _end_units(counter: str, *conditions: ColumnElement[bool]) -> Update:
@@ -172,11 +173,7 @@ _CONSUME_UNITS = {
 # usage record of the row it changed.
 _LOCKED = (
     update(_BALANCES)
-    .where(
-        _BALANCES.c.account_id
-        == select(_HOLDS.c.account_id).where(_HOLDS.c.id == bindparam("of_hold")).scalar_subquery(),
-        _BALANCES.c.renews_at > bindparam("now", type_=UTCDateTime),
-    )
+    .where(_BALANCE_OF_HOLD, _BALANCES.c.renews_at > bindparam("now", type_=UTCDateTime))
     .values(account_id=_BALANCES.c.account_id)
     .returning(_BALANCES.c.account_id, func.clock_timestamp().label("locked_at"))
     .cte("locked")
@@ -305,7 +302,7 @@ def hold(
     """
     if count < 1:
         raise ValueError("A hold is one credit or more.")
-    if session.get_bind().dialect.name == "postgresql":
+    if _dialect(session) == "postgresql":
         return _hold_in_one_statement(session, account_id, count, expires_at, note)
     return _hold_in_four_statements(session, account_id, count, expires_at, note)
 

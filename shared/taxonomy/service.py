@@ -177,8 +177,8 @@ def _subbranch_model(
 ) -> BranchModel:
     """The second-level branch model where the taxonomy weights it; else one branch, nothing learnt.
 
-    At weight 0 (both taxonomies, ninth round) it costs neither build time
-    nor memory.
+    At weight 0 it costs neither build time nor memory (both taxonomies
+    weight it since the ninth round).
     """
     if not TAXONOMY_WEIGHTS[taxonomy.name].subbranch:
         nothing = LowRankVectors.identity(np.zeros((0, SENTENCE_DIMENSIONS), dtype=np.float32))
