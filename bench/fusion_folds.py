@@ -9,6 +9,9 @@ combination of the --set values (on top of the taxonomy's current weights)
 is scored on every fold: recall@1/5/15, path-consistent and top-level
 agreement of the first candidate. The figures print per fold, so a weight
 is kept only when the folds agree. No weight is fitted to one item.
+
+Most weights only fuse signals computed once; those that change how the
+listing is read (READING_WEIGHTS) recompute the signals for each of their values.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from shared.taxonomy.search import EXEMPLAR_SHORTLIST, TAXONOMY_WEIGHTS, _has_le
 from shared.taxonomy.knowledge.store import DATA_DIR as KNOWLEDGE_DIR
 from shared.taxonomy.service import load_index
 
+# Weights that change the signals themselves, not how they are summed.
+READING_WEIGHTS = ("branch_listing_share", "translated_terms")
 # The exemplar scores are computed for this many categories per item (the
 # shortlist of the current weights, widened), then reused for every variant.
 EXEMPLAR_POOL = 2 * EXEMPLAR_SHORTLIST
@@ -76,12 +81,17 @@ def main() -> None:
         labels = [index.taxonomy.categories[str(i["categoryId"])] for i in items]
         label_rows = np.array([index.ids.index(label.id) for label in labels])
         folds = fold_numbers(items, args.folds)
-        sentences, signals = index.signals_many([i["product"] for i in items])
-        pools, exemplar = _exemplar_pool(index, base, sentences, signals)
         print(
             f"\n{path.name} ({args.taxonomy}, {len(items)} items, folds {np.bincount(folds).tolist()})"
         )
+        read_as = None
         for weights in variants:
+            reading = {name: getattr(weights, name) for name in READING_WEIGHTS}
+            if reading != read_as:
+                reader = dataclasses.replace(index, weights=dataclasses.replace(index.weights, **reading))
+                sentences, signals = reader.signals_many([i["product"] for i in items])
+                pools, exemplar = _exemplar_pool(index, base, sentences, signals)
+                read_as = reading
             scores = index.fuse(signals, weights)
             for row in range(len(items)):
                 scores[row, pools[row]] += weights.exemplar * exemplar[row]

@@ -1,6 +1,7 @@
 """Draw the sample of real merchant listings relabelled by hand, and check the labels.
 
     python bench/relabel_sample.py                      # the sample, one JSON line each, no labels
+    python bench/relabel_sample.py --tuning             # the second sample, for tuning
     python bench/relabel_sample.py --check FILE.jsonl   # every categoryId/categoryPath against the taxonomy files
 
 The sample: the Google lines and the Shopify lines of ../shared/eval/dev.jsonl, each
@@ -8,6 +9,11 @@ shuffled with random.Random(2026) (one generator, Google first), the first 120 o
 each, at most 12 from any one store (`source`) so that no big feed dominates.
 The labels in bench/data/relabelled-dev.jsonl were written by a reviewer from the
 taxonomy files alone; the merchants' labels are not printed here on purpose.
+That set measures; it is never tuned on. The second sample (--tuning) is drawn
+the same way from the lines the first left out, with random.Random(2027), up to 150
+of each taxonomy (Google's stores give 83) and at most 12 from a store: bench/data/relabelled-tune.jsonl,
+labelled the same way, is what weights for real listings are chosen on (by
+store folds).
 """
 
 import argparse
@@ -24,6 +30,10 @@ SHOPIFY_FILE = SHARED / "taxonomies" / "shopify" / "categories.txt"
 SEED = 2026
 PER_TAXONOMY = 120
 PER_STORE = 12
+MEASURED_FILE = Path(__file__).resolve().parent / "data" / "relabelled-dev.jsonl"
+TUNING_SEED = 2027
+TUNING_PER_TAXONOMY = 150
+TUNING_PER_STORE = 12
 
 
 def read_dev() -> list[dict]:
@@ -32,8 +42,15 @@ def read_dev() -> list[dict]:
         return [dict(json.loads(line), devLine=number) for number, line in enumerate(handle, 1)]
 
 
-def draw_sample() -> list[dict]:
-    rng = random.Random(SEED)
+def draw_sample(
+    seed: int = SEED,
+    per_taxonomy: int = PER_TAXONOMY,
+    per_store_cap: int = PER_STORE,
+    excluded: frozenset[int] = frozenset(),
+) -> list[dict]:
+    """Each taxonomy's dev lines shuffled (one generator), the first `per_taxonomy`
+    not excluded (by devLine), at most `per_store_cap` from one store."""
+    rng = random.Random(seed)
     dev = read_dev()
     sample = []
     for taxonomy in ("Google", "Shopify"):
@@ -42,9 +59,9 @@ def draw_sample() -> list[dict]:
         per_store: Counter = Counter()
         taken = []
         for line in lines:
-            if len(taken) == PER_TAXONOMY:
+            if len(taken) == per_taxonomy:
                 break
-            if per_store[line["source"]] == PER_STORE:
+            if line["devLine"] in excluded or per_store[line["source"]] == per_store_cap:
                 continue
             per_store[line["source"]] += 1
             taken.append(line)
@@ -65,6 +82,18 @@ def read_taxonomies() -> dict[str, dict[str, str]]:
             gid, path = line.split(" : ", 1)
             shopify[gid.strip().rsplit("/", 1)[1]] = path.strip()
     return {"Google": google, "Shopify": shopify}
+
+
+def draw_tuning_sample() -> list[dict]:
+    """The second sample: lines the measured set does not hold, another seed."""
+    measured = frozenset(
+        json.loads(line)["devLine"] for line in MEASURED_FILE.read_text(encoding="utf-8").splitlines()
+    )
+    return draw_sample(TUNING_SEED, TUNING_PER_TAXONOMY, TUNING_PER_STORE, measured)
+
+
+# A labelled line's source is its dev line's, after the name of its set.
+SOURCE_PREFIXES = ("relabelled-dev:", "relabelled-tune:")
 
 
 def check(labelled_file: Path) -> int:
@@ -88,7 +117,7 @@ def check(labelled_file: Path) -> int:
             problems.append(f"path differs from file: {path}")
         if original["product"] != line["product"] or original["taxonomy"] != taxonomy:
             problems.append("product/taxonomy differ from dev.jsonl")
-        if line["source"] != "relabelled-dev:" + original["source"]:
+        if line["source"] not in (prefix + original["source"] for prefix in SOURCE_PREFIXES):
             problems.append("source differs from dev.jsonl")
         if line["devLine"] in seen_dev_lines:
             problems.append("devLine labelled twice")
@@ -116,10 +145,11 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--check", type=Path, help="verify a labelled file's ids and paths")
+    parser.add_argument("--tuning", action="store_true", help="draw the second sample, for tuning")
     args = parser.parse_args()
     if args.check:
         sys.exit(1 if check(args.check) else 0)
-    for line in draw_sample():
+    for line in draw_tuning_sample() if args.tuning else draw_sample():
         unlabelled = {key: line[key] for key in ("product", "taxonomy", "source", "devLine")}
         print(json.dumps(unlabelled, ensure_ascii=False))
 
