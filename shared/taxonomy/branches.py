@@ -47,15 +47,9 @@ L2 = 1e-4
 MIN_SCALE = 0.01
 # Added to every word count of a branch (Lidstone smoothing).
 WORD_SMOOTHING = 0.1
-# The naive Bayes words' mean log-likelihood is multiplied by this: about
-# three words' worth of evidence, whatever the listing's length.
+# The words' mean log-likelihood is multiplied by this: about three words'
+# worth of evidence, whatever the listing's length.
 WORD_SCALE = 3.0
-# The discriminative word model (top level): iterations of its preconditioned
-# gradient descent with momentum (about 18 s of build for Shopify's 250,000
-# titles and terms), and its L2 penalty per unit of summed loss. Alone, its
-# top-level accuracy was best at 0.01 (0.1 - 3 lost up to half of it).
-WORD_ITERATIONS = 40
-WORD_L2 = 0.01
 # The word model's log-probabilities count half as much as the vector
 # model's: naive Bayes is sure of itself on a single shared word ("silk" in a
 # silk scarf is also Fabric > Silk). Chosen on the folds (docs/classification.md).
@@ -82,18 +76,13 @@ class BranchModel:
         category_branches: np.ndarray,
         exemplars: LowRankVectors,
         exemplar_categories: np.ndarray,
-        category_documents: Sequence[Sequence[Mapping[str, float]]],
+        category_words: Sequence[Mapping[str, float]],
         with_vectors: bool = True,
-        discriminative_words: bool = True,
     ) -> "BranchModel":
-        """Train on the exemplar rows (reduced, with their basis) and each category's word documents.
+        """Train on the exemplar rows (reduced, with their basis) and each category's word counts.
 
         Without vectors (the second level's model), only the word model is
         trained: the vector model's weights stay zero, every branch as likely.
-        The word model is a logistic regression over each document's words
-        (`discriminative_words`, the top level) or naive Bayes over each
-        branch's word counts (the second level, whose 200-odd branches would
-        cost the regression too much build time).
         """
         branches = int(category_branches.max()) + 1
         if with_vectors:
@@ -112,9 +101,7 @@ class BranchModel:
             category_branches,
             full_weights.astype(np.float32),
             full_bias.astype(np.float32),
-            (_discriminative_word_model if discriminative_words else _word_model)(
-                category_branches, category_documents, branches
-            ),
+            _word_model(category_branches, category_words, branches),
         )
 
     def log_probabilities(
@@ -126,7 +113,7 @@ class BranchModel:
         for row, query in enumerate(queries):
             evidence = self.words.evidence(query)
             if evidence is not None:
-                by_words[row] = self.words.scale * evidence / max(sum(query.values()), 1.0)
+                by_words[row] = WORD_SCALE * evidence / max(sum(query.values()), 1.0)
         return _log_softmax(by_vector + WORD_WEIGHT * _log_softmax(by_words))
 
     def category_scores(self, log_probabilities: np.ndarray) -> np.ndarray:
@@ -158,17 +145,13 @@ class BranchModel:
 
 @dataclass(frozen=True)
 class WordModel:
-    """A word's evidence for each branch, stored sparse: naive Bayes or a logistic regression.
+    """Naive Bayes log-likelihoods log P(word | branch), stored sparse.
 
-    Naive Bayes: log P(word | branch). A word seen in no category of a
-    branch has that branch's floor, log(WORD_SMOOTHING / (its words' total
-    + vocabulary x WORD_SMOOTHING)); one seen there has the floor plus its
-    excess, log(1 + count / WORD_SMOOTHING).
-    Logistic regression: the floor is the branches' bias, the excess a
-    word's weight for a branch it was seen in (0 elsewhere), so the mean
-    evidence of a query's words is its logits.
-    Most words are seen in a few branches only: the second-level model's
-    dense table would be 34-45 MB per taxonomy.
+    A word seen in no category of a branch has that branch's floor,
+    log(WORD_SMOOTHING / (its words' total + vocabulary x WORD_SMOOTHING));
+    one seen there has the floor plus its excess, log(1 + count /
+    WORD_SMOOTHING). Most words are seen in a few branches only: the
+    second-level model's dense table would be 34-45 MB per taxonomy.
     """
 
     vocabulary: dict[str, int]  # word -> its row of offsets
@@ -176,7 +159,6 @@ class WordModel:
     branches: np.ndarray  # (entries,) the branch of each entry
     excess: np.ndarray  # (entries,)
     floor: np.ndarray  # (branches,)
-    scale: float  # the mean evidence is multiplied by this
 
     def evidence(self, query: Mapping[str, float]) -> np.ndarray | None:
         """The query's weighted sum of log P(word | branch) over its known words; None without one."""
@@ -196,7 +178,6 @@ class WordModel:
             f"{prefix}word_branches": self.branches,
             f"{prefix}word_excess": self.excess,
             f"{prefix}word_floor": self.floor,
-            f"{prefix}word_scale": np.array(self.scale, dtype=np.float32),
         }
 
     @classmethod
@@ -211,20 +192,16 @@ class WordModel:
             arrays[f"{prefix}word_branches"],
             arrays[f"{prefix}word_excess"],
             arrays[f"{prefix}word_floor"],
-            float(arrays[f"{prefix}word_scale"]),
         )
 
 
-def title_and_term_documents(titles: Sequence[str], names: Sequence[str]) -> list[dict[str, float]]:
-    """A category's word documents: each exemplar title's and each term's stemmed word counts."""
-    documents = []
+def title_and_term_words(titles: Sequence[str], names: Sequence[str]) -> dict[str, float]:
+    """A category's word counts: its exemplar titles' and its terms' stemmed words."""
+    counts: defaultdict[str, float] = defaultdict(float)
     for text in [*titles, *names]:
-        counts: defaultdict[str, float] = defaultdict(float)
         for word in terms(text):
             counts[word] += 1.0
-        if counts:
-            documents.append(dict(counts))
-    return documents
+    return dict(counts)
 
 
 def _logistic(rows: np.ndarray, labels: np.ndarray, classes: int) -> tuple[np.ndarray, np.ndarray]:
@@ -251,16 +228,13 @@ def _logistic(rows: np.ndarray, labels: np.ndarray, classes: int) -> tuple[np.nd
 
 
 def _word_model(
-    category_branches: np.ndarray,
-    category_documents: Sequence[Sequence[Mapping[str, float]]],
-    branches: int,
+    category_branches: np.ndarray, category_words: Sequence[Mapping[str, float]], branches: int
 ) -> WordModel:
     vocabulary: dict[str, int] = {}
     totals: defaultdict[tuple[int, int], float] = defaultdict(float)
-    for branch, documents in zip(category_branches, category_documents):
-        for document in documents:
-            for word, count in document.items():
-                totals[vocabulary.setdefault(word, len(vocabulary)), int(branch)] += count
+    for branch, words in zip(category_branches, category_words):
+        for word, count in words.items():
+            totals[vocabulary.setdefault(word, len(vocabulary)), int(branch)] += count
     entries = sorted(totals.items())
     rows = np.array([row for (row, _), _ in entries], dtype=np.int64)
     owners = np.array([branch for (_, branch), _ in entries], dtype=np.int64)
@@ -274,113 +248,7 @@ def _word_model(
         owners.astype(np.int32),
         np.log1p(counts / WORD_SMOOTHING).astype(np.float32),
         floor.astype(np.float32),
-        WORD_SCALE,
     )
-
-
-@dataclass(frozen=True)
-class _WordRows:
-    """The documents as a sparse matrix of word shares (each row sums to 1), with their branches."""
-
-    rows: np.ndarray  # (entries,) each entry's document, ascending
-    words: np.ndarray  # (entries,) its word
-    shares: np.ndarray  # (entries,) its count over the document's
-    labels: np.ndarray  # (documents,) each document's branch
-    vocabulary: dict[str, int]
-
-
-def _word_rows(
-    category_branches: np.ndarray, category_documents: Sequence[Sequence[Mapping[str, float]]]
-) -> _WordRows:
-    """Every document a row; the vocabulary in the order naive Bayes numbers it (one shared map)."""
-    vocabulary: dict[str, int] = {}
-    rows: list[int] = []
-    words: list[int] = []
-    shares: list[float] = []
-    labels: list[int] = []
-    for branch, documents in zip(category_branches, category_documents):
-        for document in documents:
-            total = sum(document.values())
-            if total <= 0:
-                continue
-            for word, count in document.items():
-                rows.append(len(labels))
-                words.append(vocabulary.setdefault(word, len(vocabulary)))
-                shares.append(count / total)
-            labels.append(int(branch))
-    return _WordRows(
-        np.array(rows, dtype=np.int64),
-        np.array(words, dtype=np.int64),
-        np.array(shares, dtype=np.float32),
-        np.array(labels, dtype=np.int64),
-        vocabulary,
-    )
-
-
-def _discriminative_word_model(
-    category_branches: np.ndarray,
-    category_documents: Sequence[Sequence[Mapping[str, float]]],
-    branches: int,
-) -> WordModel:
-    """A multinomial logistic regression over the documents' word shares, weights on seen pairs only.
-
-    A word has a weight only for the branches whose documents hold it (the
-    pairs naive Bayes stores, so the table is the same size); elsewhere 0.
-    Unlike naive Bayes, a word shared by two branches ("silk": scarves and
-    fabric) gets the weight that the titles holding it need, not a
-    likelihood ratio counted in full whatever the other words say.
-    """
-    data = _word_rows(category_branches, category_documents)
-    words = len(data.vocabulary)
-    seen = np.zeros((words, branches), dtype=bool)
-    seen[data.words, data.labels[data.rows]] = True
-    weights, bias = _fit_word_logistic(data, seen, branches)
-    word_rows, entry_branches = np.nonzero(seen)
-    return WordModel(
-        data.vocabulary,
-        np.searchsorted(word_rows, np.arange(words + 1)).astype(np.int64),
-        entry_branches.astype(np.int32),
-        weights[seen].astype(np.float32),
-        bias.astype(np.float32),
-        1.0,
-    )
-
-
-def _fit_word_logistic(
-    data: _WordRows, seen: np.ndarray, branches: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Weights (words x branches, 0 off `seen`) and bias, by preconditioned gradient descent.
-
-    Each weight's step is its gradient over a bound on its curvature: half
-    the sum of its word's shares (Böhning's bound of the softmax Hessian,
-    with the rows' shares summing to 1) plus the penalty, so a word of a few
-    titles learns as fast as a common one. Fixed iterations from zero:
-    deterministic.
-    """
-    words, documents = seen.shape[0], len(data.labels)
-    if documents == 0:
-        return np.zeros((words, branches), np.float32), np.zeros(branches, np.float32)
-    row_starts = np.searchsorted(data.rows, np.arange(documents))
-    by_word = np.argsort(data.words, kind="stable")
-    word_starts = np.searchsorted(data.words[by_word], np.arange(words))
-    rows_by_word, shares_by_word = data.rows[by_word], data.shares[by_word, None]
-    curvature = (0.5 * np.bincount(data.words, data.shares, minlength=words) + WORD_L2)[:, None]
-    mask = seen.astype(np.float32)
-    weights = np.zeros((words, branches), dtype=np.float32)
-    bias = np.zeros(branches, dtype=np.float32)
-    velocity, bias_velocity = np.zeros_like(weights), np.zeros_like(bias)
-    positions = np.arange(documents)
-    for _ in range(WORD_ITERATIONS):
-        logits = np.add.reduceat(data.shares[:, None] * weights[data.words], row_starts) + bias
-        residual = np.exp(_log_softmax(logits))
-        residual[positions, data.labels] -= 1.0
-        gradient = np.add.reduceat(shares_by_word * residual[rows_by_word], word_starts)
-        gradient = (gradient + WORD_L2 * weights) * mask
-        velocity = MOMENTUM * velocity - gradient / curvature
-        bias_velocity = MOMENTUM * bias_velocity - residual.sum(axis=0) / (0.5 * documents)
-        weights += velocity
-        bias += bias_velocity
-    return weights, bias
 
 
 def _log_softmax(logits: np.ndarray) -> np.ndarray:

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from shared.taxonomy import cache
-from shared.taxonomy.branches import BranchModel, title_and_term_documents
+from shared.taxonomy.branches import BranchModel, title_and_term_words
 from shared.taxonomy.children import Children
 from shared.taxonomy.documents import (
     build_documents,
@@ -40,7 +40,7 @@ logger = logging.getLogger(__name__)
 # Dimensions the category sentence vectors keep (of 512), part of the cache key: see lowrank.py.
 SENTENCE_RANK = 256
 # Bump whenever what goes into the index changes, so old caches are ignored.
-INDEX_FORMAT = "12"
+INDEX_FORMAT = "11"
 # Exemplar titles embedded between two progress lines of a cold build.
 EXEMPLAR_PROGRESS_EVERY = 5000
 
@@ -162,14 +162,11 @@ def _branch_model(
         dtype=np.int64,
     )
     owners = np.repeat(np.arange(len(categories)), np.diff(exemplars.offsets))
-    documents = [
-        title_and_term_documents(record.titles, record.terms) if record else []
+    words = [
+        title_and_term_words(record.titles, record.terms) if record else {}
         for record in (knowledge.get(category.id) for category in categories)
     ]
-    top_level = levels == 1
-    return BranchModel.fit(
-        category_branches, exemplars.vectors, owners, documents, top_level, top_level
-    )
+    return BranchModel.fit(category_branches, exemplars.vectors, owners, words, levels == 1)
 
 
 def _subbranch_model(
@@ -187,12 +184,7 @@ def _subbranch_model(
         nothing = LowRankVectors.identity(np.zeros((0, SENTENCE_DIMENSIONS), dtype=np.float32))
         one_branch = np.zeros(len(categories), dtype=np.int64)
         return BranchModel.fit(
-            one_branch,
-            nothing,
-            np.zeros(0, np.int64),
-            [[]] * len(categories),
-            with_vectors=False,
-            discriminative_words=False,
+            one_branch, nothing, np.zeros(0, np.int64), [{}] * len(categories), with_vectors=False
         )
     return _branch_model(categories, knowledge, exemplars, 2)
 

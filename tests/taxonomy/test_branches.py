@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from shared.taxonomy import search
-from shared.taxonomy.branches import FLOOR, WORD_SMOOTHING, BranchModel, title_and_term_documents
+from shared.taxonomy.branches import FLOOR, WORD_SMOOTHING, BranchModel, title_and_term_words
 from shared.taxonomy.knowledge.store import folder_name
 from shared.taxonomy.lowrank import LowRankVectors
 from shared.taxonomy.query import listing_text, query_terms, semantic_text
@@ -18,25 +18,19 @@ from shared.taxonomy.search import CandidateIndex
 from shared.taxonomy.service import load_index
 
 
-def _two_branch_model(discriminative_words: bool = True) -> BranchModel:
+def _two_branch_model() -> BranchModel:
     """Categories 0, 1 in branch 0 and 2 in branch 1; exemplar vectors around two directions."""
     generator = np.random.default_rng(0)
     directions = np.eye(8, dtype=np.float32)[[0, 1]]
     owners = np.array([0, 0, 1, 1, 2, 2, 2, 2])
     branches = np.array([0, 0, 1])
     rows = directions[branches[owners]] + 0.1 * generator.standard_normal((8, 8)).astype(np.float32)
-    documents = [
-        title_and_term_documents(["Dog bed, orthopaedic"], ["dog bed"]),
-        title_and_term_documents(["Chew toy for dogs"], ["dog toy"]),
-        title_and_term_documents(["Road bike, carbon frame"], ["bicycle", "bike"]),
+    words = [
+        title_and_term_words(["Dog bed, orthopaedic"], ["dog bed"]),
+        title_and_term_words(["Chew toy for dogs"], ["dog toy"]),
+        title_and_term_words(["Road bike, carbon frame"], ["bicycle", "bike"]),
     ]
-    return BranchModel.fit(
-        branches,
-        LowRankVectors.identity(rows),
-        owners,
-        documents,
-        discriminative_words=discriminative_words,
-    )
+    return BranchModel.fit(branches, LowRankVectors.identity(rows), owners, words)
 
 
 def test_training_is_deterministic_and_survives_the_cache_arrays():
@@ -63,7 +57,7 @@ def test_vectors_and_words_each_point_to_their_branch():
 
 def test_without_knowledge_every_branch_is_as_likely():
     rows = np.zeros((0, 8), dtype=np.float32)
-    model = BranchModel.fit(np.array([0, 1]), LowRankVectors.identity(rows), np.array([], int), [[], []])
+    model = BranchModel.fit(np.array([0, 1]), LowRankVectors.identity(rows), np.array([], int), [{}, {}])
     dog = model.log_probabilities(np.ones((1, 8), np.float32), [{"dog": 1.0}])
     assert np.array_equal(model.category_scores(dog), [[0.0, 0.0]])
 
@@ -181,8 +175,8 @@ def test_a_taxonomy_that_does_not_weight_subbranches_does_not_build_their_model(
     assert weighted.subbranches.vector_weights.shape[1] > 1
 
 
-def test_the_second_level_word_model_is_naive_bayes_with_smoothed_counts():
-    model = _two_branch_model(discriminative_words=False)
+def test_the_word_model_is_naive_bayes_with_smoothed_counts():
+    model = _two_branch_model()
     vocabulary = len(model.words.vocabulary)
     # Branch 0's words: "dog bed orthopaed" + "dog bed" + "chew toy dog" + "dog toy": 10,
     # four of them "dog"; branch 1's: "road bike carbon frame" + "bicycl" + "bike": 6.
@@ -199,15 +193,8 @@ def test_a_model_without_vectors_reads_the_words_only():
     generator = np.random.default_rng(0)
     rows = generator.standard_normal((8, 8)).astype(np.float32)
     owners, branches = np.array([0, 0, 1, 1, 2, 2, 2, 2]), np.array([0, 0, 1])
-    documents = [[{"dog": 2.0}], [{"toy": 1.0}], [{"bike": 3.0}]]
-    model = BranchModel.fit(
-        branches,
-        LowRankVectors.identity(rows),
-        owners,
-        documents,
-        with_vectors=False,
-        discriminative_words=False,
-    )
+    words = [{"dog": 2.0}, {"toy": 1.0}, {"bike": 3.0}]
+    model = BranchModel.fit(branches, LowRankVectors.identity(rows), owners, words, with_vectors=False)
     anywhere = generator.standard_normal((2, 8)).astype(np.float32)
     uniform = model.log_probabilities(anywhere, [{}, {}])
     assert np.allclose(uniform, np.log(0.5))
@@ -215,33 +202,19 @@ def test_a_model_without_vectors_reads_the_words_only():
     assert np.allclose(bike[0], bike[1]) and bike[0, 2] == 0.0 and bike[0, 0] < 0.0
 
 
-def _apparel_and_fabric_model(discriminative_words: bool) -> BranchModel:
-    """Words only: scarves and ties (branch 0) against fabrics (branch 1), "silk" in both."""
+def test_the_word_model_puts_a_clear_listing_in_its_branch_and_a_shared_word_in_neither_surely():
+    """Scarves and ties (branch 0) against fabrics (branch 1), "silk" in both; words only."""
     apparel = ["Silk scarf, floral", "Wool scarf", "Cashmere scarf", "Silk tie", "Knitted tie"]
     fabric = ["Silk fabric by the yard", "Silk charmeuse fabric", "Silk chiffon", "Cotton fabric"]
-    rows = np.zeros((0, 8), dtype=np.float32)
-    return BranchModel.fit(
+    model = BranchModel.fit(
         np.array([0, 1]),
-        LowRankVectors.identity(rows),
+        LowRankVectors.identity(np.zeros((0, 8), dtype=np.float32)),
         np.zeros(0, np.int64),
-        [title_and_term_documents(apparel, ["scarf"]), title_and_term_documents(fabric, ["fabric"])],
+        [title_and_term_words(apparel, ["scarf"]), title_and_term_words(fabric, ["fabric"])],
         with_vectors=False,
-        discriminative_words=discriminative_words,
     )
-
-
-def test_the_discriminative_word_model_puts_a_clear_listing_in_its_branch():
-    model = _apparel_and_fabric_model(discriminative_words=True)
-    nothing = np.zeros((3, 8), np.float32)
     queries = [{"silk": 1.0, "scarf": 1.0}, {"silk": 1.0, "fabric": 1.0}, {"silk": 1.0}]
-    scarf, fabric, silk = np.exp(model.log_probabilities(nothing, queries))
-    assert scarf[0] > 0.6 and fabric[1] > 0.6
-    # The shared word alone leans to the fabrics (more of their titles hold it), unsure.
-    assert 0.5 < silk[1] < max(fabric[1], 0.9)
-    # Its weights sit on the pairs naive Bayes stores: the same table size.
-    naive = _apparel_and_fabric_model(discriminative_words=False)
-    assert np.array_equal(model.words.branches, naive.words.branches)
-    assert np.array_equal(model.words.offsets, naive.words.offsets)
-    assert model.words.vocabulary == naive.words.vocabulary
-    again = _apparel_and_fabric_model(discriminative_words=True)
-    assert np.array_equal(model.words.excess, again.words.excess)
+    scarf, fabric_listing, silk = np.exp(model.log_probabilities(np.zeros((3, 8), np.float32), queries))
+    assert scarf[0] > 0.8 and fabric_listing[1] > 0.8
+    # The shared word alone leans to the fabrics (more of their words), less surely than a clear listing.
+    assert 0.5 < silk[1] < fabric_listing[1]
