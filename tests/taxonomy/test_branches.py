@@ -200,3 +200,21 @@ def test_a_model_without_vectors_reads_the_words_only():
     assert np.allclose(uniform, np.log(0.5))
     bike = model.category_scores(model.log_probabilities(anywhere, [{"bike": 1.0}] * 2))
     assert np.allclose(bike[0], bike[1]) and bike[0, 2] == 0.0 and bike[0, 0] < 0.0
+
+
+def test_the_word_model_puts_a_clear_listing_in_its_branch_and_a_shared_word_in_neither_surely():
+    """Scarves and ties (branch 0) against fabrics (branch 1), "silk" in both; words only."""
+    apparel = ["Silk scarf, floral", "Wool scarf", "Cashmere scarf", "Silk tie", "Knitted tie"]
+    fabric = ["Silk fabric by the yard", "Silk charmeuse fabric", "Silk chiffon", "Cotton fabric"]
+    model = BranchModel.fit(
+        np.array([0, 1]),
+        LowRankVectors.identity(np.zeros((0, 8), dtype=np.float32)),
+        np.zeros(0, np.int64),
+        [title_and_term_words(apparel, ["scarf"]), title_and_term_words(fabric, ["fabric"])],
+        with_vectors=False,
+    )
+    queries = [{"silk": 1.0, "scarf": 1.0}, {"silk": 1.0, "fabric": 1.0}, {"silk": 1.0}]
+    scarf, fabric_listing, silk = np.exp(model.log_probabilities(np.zeros((3, 8), np.float32), queries))
+    assert scarf[0] > 0.8 and fabric_listing[1] > 0.8
+    # The shared word alone leans to the fabrics (more of their words), less surely than a clear listing.
+    assert 0.5 < silk[1] < fabric_listing[1]
