@@ -40,7 +40,7 @@ logger = logging.getLogger(__name__)
 # Dimensions the category sentence vectors keep (of 512), part of the cache key: see lowrank.py.
 SENTENCE_RANK = 256
 # Bump whenever what goes into the index changes, so old caches are ignored.
-INDEX_FORMAT = "11"
+INDEX_FORMAT = "12"
 # Exemplar titles embedded between two progress lines of a cold build.
 EXEMPLAR_PROGRESS_EVERY = 5000
 
@@ -58,7 +58,9 @@ def load_index(
     ]
     # An index whose taxonomy weights the second-level branches holds their model.
     subbranches = "-subbranches" if TAXONOMY_WEIGHTS[taxonomy.name].subbranch else ""
-    key = cache.content_key(inputs, f"{INDEX_FORMAT}-rank{SENTENCE_RANK}{subbranches}")
+    # And its parents' titles are filtered at this threshold (1.0: not at all).
+    parents = f"-parents{DESCENDANT_PRODUCT_SIMILARITY.get(taxonomy.name, 1.0)}"
+    key = cache.content_key(inputs, f"{INDEX_FORMAT}-rank{SENTENCE_RANK}{subbranches}{parents}")
     cache_path = cache_dir / f"{name.lower()}-{key[:24]}.npz"
     arrays = cache.read(cache_path)
     if arrays is None:
@@ -75,7 +77,7 @@ def build_arrays(
     knowledge = category_knowledge(taxonomy, taxonomy_dir, knowledge_dir)
     categories = list(taxonomy.categories.values())
     name_vectors = shared_sentence_embedder().embed([clean(c.name) for c in categories])
-    exemplars = _exemplars(taxonomy, knowledge)
+    knowledge, exemplars = _exemplars(taxonomy, knowledge)
     return {
         **bm25_index(
             [knowledge_document(knowledge.get(category.id)) for category in categories]
@@ -126,10 +128,14 @@ def category_knowledge(
     return knowledge
 
 
-def _exemplars(taxonomy: Taxonomy, knowledge: dict[str, Knowledge]) -> Exemplars:
-    """Every category's exemplar titles embedded, in the taxonomy's order."""
-    titles = [knowledge[c].titles if c in knowledge else [] for c in taxonomy.categories]
-    texts = [semantic_text(title) for category_titles in titles for title in category_titles]
+def _exemplars(
+    taxonomy: Taxonomy, knowledge: dict[str, Knowledge]
+) -> tuple[dict[str, Knowledge], Exemplars]:
+    """Every category's exemplar titles embedded, in the taxonomy's order; where the
+    taxonomy says so, a parent's without its descendants' products, and the
+    knowledge without those titles too."""
+    ids = [c for c in taxonomy.categories if knowledge.get(c) and knowledge[c].titles]
+    texts = [semantic_text(title) for c in ids for title in knowledge[c].titles]
     embedder = shared_sentence_embedder()
     vectors = np.zeros((len(texts), SENTENCE_DIMENSIONS), dtype=np.float32)
     for start in range(0, len(texts), EXEMPLAR_PROGRESS_EVERY):
@@ -143,7 +149,58 @@ def _exemplars(taxonomy: Taxonomy, knowledge: dict[str, Knowledge]) -> Exemplars
         vectors[start : start + EXEMPLAR_PROGRESS_EVERY] = embedder.embed(
             texts[start : start + EXEMPLAR_PROGRESS_EVERY]
         )
-    return Exemplars.build(vectors, [len(t) for t in titles], SENTENCE_RANK)
+    bounds = np.cumsum([0] + [len(knowledge[c].titles) for c in ids])
+    by_category = {c: vectors[bounds[i] : bounds[i + 1]] for i, c in enumerate(ids)}
+    if taxonomy.name in DESCENDANT_PRODUCT_SIMILARITY:
+        knowledge, by_category = parents_own_titles(
+            taxonomy, knowledge, by_category, DESCENDANT_PRODUCT_SIMILARITY[taxonomy.name]
+        )
+    nothing = np.zeros((0, SENTENCE_DIMENSIONS), np.float32)
+    rows = [by_category.get(c, nothing) for c in taxonomy.categories]
+    return knowledge, Exemplars.build(np.concatenate(rows), [len(r) for r in rows], SENTENCE_RANK)
+
+
+# A parent's title this close (cosine of sentence vectors) to a title of one
+# of its descendants is that descendant's kind of product (parents_own_titles).
+# Chosen on Shopify's tuning sets (0.5-0.9 tried, docs/classification.md);
+# Google's parents keep every title: no threshold gained there.
+DESCENDANT_PRODUCT_SIMILARITY = {SHOPIFY: 0.7}
+
+
+def parents_own_titles(
+    taxonomy: Taxonomy,
+    knowledge: dict[str, Knowledge],
+    vectors: dict[str, np.ndarray],
+    threshold: float,
+) -> tuple[dict[str, Knowledge], dict[str, np.ndarray]]:
+    """Each parent's titles (and their vectors) without those close to a descendant's title.
+
+    A parent's record was meant to hold what is filed at its level (sets,
+    kinds no child takes), but many also list their children's products
+    ("Apple MacBook Air M2" under Computers, beside Laptops): the parent then
+    matches such a listing as closely as the child, and wins on the depth
+    prior. Its other titles, and its terms, stay.
+    """
+    descendants: dict[str, list[str]] = {}
+    for category in taxonomy.categories.values():
+        ancestor = category.parent_id
+        while ancestor is not None:
+            descendants.setdefault(ancestor, []).append(category.id)
+            ancestor = taxonomy.categories[ancestor].parent_id
+    knowledge, vectors = dict(knowledge), dict(vectors)
+    for parent_id, below in descendants.items():
+        own = vectors.get(parent_id)
+        theirs = [vectors[c] for c in below if c in vectors]
+        if own is None or not len(own) or not theirs:
+            continue
+        closest = (own @ np.concatenate(theirs).T).max(axis=1)
+        kept = closest < threshold
+        record = knowledge[parent_id]
+        knowledge[parent_id] = Knowledge(
+            titles=[title for title, keep in zip(record.titles, kept) if keep], terms=record.terms
+        )
+        vectors[parent_id] = own[kept]
+    return knowledge, vectors
 
 
 def _branch_model(
