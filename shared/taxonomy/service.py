@@ -179,7 +179,8 @@ def parents_own_titles(
     kinds no child takes), but many also list their children's products
     ("Apple MacBook Air M2" under Computers, beside Laptops): the parent then
     matches such a listing as closely as the child, and wins on the depth
-    prior. Its other titles, and its terms, stay.
+    prior. Its other titles, and its terms, stay. Every parent is compared
+    with its descendants' titles as given, so the order does not matter.
     """
     descendants: dict[str, list[str]] = {}
     for category in taxonomy.categories.values():
@@ -187,20 +188,19 @@ def parents_own_titles(
         while ancestor is not None:
             descendants.setdefault(ancestor, []).append(category.id)
             ancestor = taxonomy.categories[ancestor].parent_id
-    knowledge, vectors = dict(knowledge), dict(vectors)
+    kept_knowledge, kept_vectors = dict(knowledge), dict(vectors)
     for parent_id, below in descendants.items():
         own = vectors.get(parent_id)
         theirs = [vectors[c] for c in below if c in vectors]
         if own is None or not len(own) or not theirs:
             continue
-        closest = (own @ np.concatenate(theirs).T).max(axis=1)
-        kept = closest < threshold
+        kept = (own @ np.concatenate(theirs).T).max(axis=1) < threshold
         record = knowledge[parent_id]
-        knowledge[parent_id] = Knowledge(
+        kept_knowledge[parent_id] = Knowledge(
             titles=[title for title, keep in zip(record.titles, kept) if keep], terms=record.terms
         )
-        vectors[parent_id] = own[kept]
-    return knowledge, vectors
+        kept_vectors[parent_id] = own[kept]
+    return kept_knowledge, kept_vectors
 
 
 def _branch_model(
