@@ -1,11 +1,17 @@
 """Print the categories that still need product knowledge, with the context a writer needs.
 
     python -m shared.taxonomy.knowledge.worklist TAXONOMY_DIR Google|Shopify [--slice K/N]
+        [--all | --parents]
 
 For each category without a record (all of them with --all): its id and path,
 its children and its siblings, so that what is written belongs at that level
 and not in a neighbour. When a taxonomy version adds or renames categories,
 only those are listed.
+
+With --parents: every category below the top level that has children, with
+its children (and theirs, in brackets) and what its records already hold,
+for writing what is filed at the parent's own level because no child fits
+(twelfth round, docs/classification.md).
 """
 
 from __future__ import annotations
@@ -14,10 +20,16 @@ import argparse
 from pathlib import Path
 
 from shared.taxonomy.files import GOOGLE, SHOPIFY, load_taxonomy
-from shared.taxonomy.knowledge.store import load_knowledge
+from shared.taxonomy.knowledge.store import Knowledge, load_knowledge
 from shared.taxonomy.models import Category, Taxonomy
 
 MAX_NEIGHBOURS = 40
+# A parent's children shown with --parents, and each child's own children.
+MAX_CHILDREN = 60
+MAX_GRANDCHILDREN = 12
+# What a parent's records already hold, shown with --parents.
+SHOWN_TITLES = 12
+SHOWN_TERMS = 16
 
 
 def missing(taxonomy: Taxonomy, include_all: bool = False) -> list[Category]:
@@ -39,22 +51,57 @@ def describe(category: Category, children: dict[str | None, list[Category]]) -> 
     return "\n".join(lines)
 
 
+def parents(taxonomy: Taxonomy, children: dict[str | None, list[Category]]) -> list[Category]:
+    """The categories with children, below the top level, in file order."""
+    return [c for c in taxonomy.categories.values() if c.id in children and c.parent_id is not None]
+
+
+def describe_parent(
+    category: Category, children: dict[str | None, list[Category]], record: Knowledge | None
+) -> str:
+    kids = children[category.id]
+    shown = []
+    for kid in kids[:MAX_CHILDREN]:
+        below = children.get(kid.id, [])
+        more = " ..." if len(below) > MAX_GRANDCHILDREN else ""
+        names = "; ".join(grandchild.name for grandchild in below[:MAX_GRANDCHILDREN])
+        shown.append(f"{kid.name} ({names}{more})" if below else kid.name)
+    more = f" (+{len(kids) - MAX_CHILDREN} more)" if len(kids) > MAX_CHILDREN else ""
+    lines = [f"### {category.id} | {category.path}", "children: " + " | ".join(shown) + more]
+    if record is not None:
+        lines.append(
+            "already written for this level: titles: "
+            + " ; ".join(record.titles[:SHOWN_TITLES])
+            + " || terms: "
+            + ", ".join(record.terms[:SHOWN_TERMS])
+        )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("taxonomy_dir", type=Path)
     parser.add_argument("taxonomy", choices=[GOOGLE, SHOPIFY])
     parser.add_argument("--slice", default="1/1", help="K/N: the K-th of N contiguous slices")
-    parser.add_argument("--all", action="store_true", help="list categories that have a record too")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--all", action="store_true", help="list categories that have a record too")
+    mode.add_argument(
+        "--parents", action="store_true", help="list parents, for what is filed at their own level"
+    )
     args = parser.parse_args(argv)
     taxonomy = load_taxonomy(args.taxonomy_dir, args.taxonomy)
     children: dict[str | None, list[Category]] = {}
     for category in taxonomy.categories.values():
         children.setdefault(category.parent_id, []).append(category)
-    todo = missing(taxonomy, args.all)
+    todo = parents(taxonomy, children) if args.parents else missing(taxonomy, args.all)
     k, n = (int(part) for part in args.slice.split("/"))
     start, stop = len(todo) * (k - 1) // n, len(todo) * k // n
+    knowledge = load_knowledge(taxonomy.name, taxonomy.version) if args.parents else {}
     for category in todo[start:stop]:
-        print(describe(category, children))
+        if args.parents:
+            print(describe_parent(category, children, knowledge.get(category.id)) + "\n")
+        else:
+            print(describe(category, children))
     return 0
 
 
