@@ -51,6 +51,14 @@ def describe(category: Category, children: dict[str | None, list[Category]]) -> 
     return "\n".join(lines)
 
 
+def children_by_parent(taxonomy: Taxonomy) -> dict[str | None, list[Category]]:
+    """Each category's children in file order; the top level under None."""
+    children: dict[str | None, list[Category]] = {}
+    for category in taxonomy.categories.values():
+        children.setdefault(category.parent_id, []).append(category)
+    return children
+
+
 def parents(taxonomy: Taxonomy, children: dict[str | None, list[Category]]) -> list[Category]:
     """The categories with children, below the top level, in file order."""
     return [c for c in taxonomy.categories.values() if c.id in children and c.parent_id is not None]
@@ -90,9 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     taxonomy = load_taxonomy(args.taxonomy_dir, args.taxonomy)
-    children: dict[str | None, list[Category]] = {}
-    for category in taxonomy.categories.values():
-        children.setdefault(category.parent_id, []).append(category)
+    children = children_by_parent(taxonomy)
     todo = parents(taxonomy, children) if args.parents else missing(taxonomy, args.all)
     k, n = (int(part) for part in args.slice.split("/"))
     start, stop = len(todo) * (k - 1) // n, len(todo) * k // n
