@@ -17,6 +17,7 @@ for writing what is filed at the parent's own level because no child fits
 from __future__ import annotations
 
 import argparse
+import itertools
 from pathlib import Path
 
 from shared.taxonomy.files import GOOGLE, SHOPIFY, load_taxonomy
@@ -99,15 +100,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     taxonomy = load_taxonomy(args.taxonomy_dir, args.taxonomy)
     children = children_by_parent(taxonomy)
-    todo = parents(taxonomy, children) if args.parents else missing(taxonomy, args.all)
+    if args.parents:
+        knowledge = load_knowledge(taxonomy.name, taxonomy.version)
+        todo = parents(taxonomy, children)
+        entries = (describe_parent(c, children, knowledge.get(c.id)) + "\n" for c in todo)
+    else:
+        todo = missing(taxonomy, args.all)
+        entries = (describe(c, children) for c in todo)
     k, n = (int(part) for part in args.slice.split("/"))
     start, stop = len(todo) * (k - 1) // n, len(todo) * k // n
-    knowledge = load_knowledge(taxonomy.name, taxonomy.version) if args.parents else {}
-    for category in todo[start:stop]:
-        if args.parents:
-            print(describe_parent(category, children, knowledge.get(category.id)) + "\n")
-        else:
-            print(describe(category, children))
+    for entry in itertools.islice(entries, start, stop):
+        print(entry)
     return 0
 
 
