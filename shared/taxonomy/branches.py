@@ -47,6 +47,8 @@ L2 = 1e-4
 MIN_SCALE = 0.01
 # Added to every word count of a branch (Lidstone smoothing).
 WORD_SMOOTHING = 0.1
+# Latin-script words and the words of other scripts are counted apart (`WordModel`).
+SCRIPT_VOCABULARIES = 2
 # The words' mean log-likelihood is multiplied by this: about three words'
 # worth of evidence, whatever the listing's length.
 WORD_SCALE = 3.0
@@ -147,8 +149,13 @@ class BranchModel:
 class WordModel:
     """Naive Bayes log-likelihoods log P(word | branch), stored sparse.
 
-    A word seen in no category of a branch has that branch's floor,
-    log(WORD_SMOOTHING / (its words' total + vocabulary x WORD_SMOOTHING));
+    Latin-script words and the words of other scripts (the knowledge's
+    Ukrainian, Russian, Hebrew and Arabic terms, Japanese character pairs) are
+    two vocabularies, each with its own totals: adding words in other scripts
+    leaves the probabilities of Latin-script words, so the answers to English
+    or Spanish listings, as they were. A word seen in no category of a branch
+    has its vocabulary's floor there, log(WORD_SMOOTHING / (the branch's total
+    of words of that vocabulary + its size x WORD_SMOOTHING));
     one seen there has the floor plus its excess, log(1 + count /
     WORD_SMOOTHING). Most words are seen in a few branches only: the
     second-level model's dense table would be 34-45 MB per taxonomy.
@@ -158,14 +165,18 @@ class WordModel:
     offsets: np.ndarray  # (words + 1,) a word's entries are offsets[row]:offsets[row + 1]
     branches: np.ndarray  # (entries,) the branch of each entry
     excess: np.ndarray  # (entries,)
-    floor: np.ndarray  # (branches,)
+    floor: np.ndarray  # (vocabularies, branches): Latin-script words, then the others
 
     def evidence(self, query: Mapping[str, float]) -> np.ndarray | None:
         """The query's weighted sum of log P(word | branch) over its known words; None without one."""
         found = [(self.vocabulary[w], weight) for w, weight in query.items() if w in self.vocabulary]
         if not found:
             return None
-        evidence = sum(weight for _, weight in found) * self.floor
+        script_weights = [0.0] * SCRIPT_VOCABULARIES
+        for word, weight in query.items():
+            if word in self.vocabulary:
+                script_weights[_script_vocabulary(word)] += weight
+        evidence = sum(weight * floor for weight, floor in zip(script_weights, self.floor))
         for row, weight in found:
             start, end = self.offsets[row], self.offsets[row + 1]
             evidence[self.branches[start:end]] += weight * self.excess[start:end]
@@ -239,9 +250,14 @@ def _word_model(
     rows = np.array([row for (row, _), _ in entries], dtype=np.int64)
     owners = np.array([branch for (_, branch), _ in entries], dtype=np.int64)
     counts = np.array([count for _, count in entries], dtype=np.float64)
-    branch_totals = np.bincount(owners, weights=counts, minlength=branches)
-    # (Without any word, no query ever reads the floor: one word's worth keeps it finite.)
-    floor = np.log(WORD_SMOOTHING / (branch_totals + max(len(vocabulary), 1) * WORD_SMOOTHING))
+    word_vocabulary = np.array([_script_vocabulary(word) for word in vocabulary], dtype=np.int64)
+    floor = np.empty((SCRIPT_VOCABULARIES, branches))
+    for script in range(SCRIPT_VOCABULARIES):
+        own = word_vocabulary[rows] == script if len(rows) else np.zeros(0, dtype=bool)
+        branch_totals = np.bincount(owners[own], weights=counts[own], minlength=branches)
+        size = int((word_vocabulary == script).sum())
+        # (Without any word, no query ever reads the floor: one word's worth keeps it finite.)
+        floor[script] = np.log(WORD_SMOOTHING / (branch_totals + max(size, 1) * WORD_SMOOTHING))
     return WordModel(
         vocabulary,
         np.searchsorted(rows, np.arange(len(vocabulary) + 1)).astype(np.int64),
@@ -249,6 +265,11 @@ def _word_model(
         np.log1p(counts / WORD_SMOOTHING).astype(np.float32),
         floor.astype(np.float32),
     )
+
+
+def _script_vocabulary(word: str) -> int:
+    """0 for a Latin-script word (the terms of `text.terms` are ASCII), 1 for another script's."""
+    return 0 if word.isascii() else 1
 
 
 def _log_softmax(logits: np.ndarray) -> np.ndarray:

@@ -89,7 +89,9 @@ def head_term(product: str) -> str | None:
     if ENDS_IN_SPECIFICATION.search(head_phrase):
         return None
     head_terms = terms(head_phrase)
-    return head_terms[-1] if head_terms else None
+    if not head_terms or not head_terms[-1].isascii():
+        return None
+    return head_terms[-1]
 
 
 def semantic_text(product: str) -> str:

@@ -16,11 +16,22 @@ import Stemmer
 # Listings arrive with entities escaped once or twice (`&amp;quot;`).
 UNESCAPE_ROUNDS = 2
 TAG = re.compile(r"<[^>]+>")
-# Letters only: sizes, SKUs and part numbers name no category.
-WORD = re.compile(r"[a-z]+")
+# Scripts written without spaces between words (Japanese, Chinese, Thai) and
+# Korean, whose words carry their particles: read as overlapping pairs of
+# characters, so 炊飯器 (rice cooker) matches Shopify's 炊飯器・蒸し器.
+UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u0e00-\u0e7f\uac00-\ud7af"
+# Letters only: sizes, SKUs and part numbers name no category. Each run of one
+# script is a word: Latin (accents folded), Cyrillic, Greek, Hebrew, Arabic,
+# or a run of an unspaced script.
+WORD = re.compile(
+    rf"(?P<latin>[a-z]+)|(?P<cyrillic>[\u0400-\u0481\u048a-\u04ff]+)|(?P<greek>[\u0370-\u03ff]+)"
+    rf"|(?P<hebrew>[\u05d0-\u05ea]+)|(?P<arabic>[\u0620-\u064a\u066e-\u06d3]+)|(?P<unspaced>[{UNSPACED}]+)"
+)
+STEMMER_BY_SCRIPT = {"latin": "english", "cyrillic": "russian", "greek": "greek", "arabic": "arabic"}
 MIN_TERM_LENGTH = 2
 # Function words of the languages the listings come in (English, Spanish,
-# Czech, and a few more); stemming leaves them intact so they are dropped here.
+# Czech, Ukrainian and Russian, and a few more); stemming leaves them intact
+# so they are dropped here.
 STOPWORDS = frozenset(
     """
     a an and are as at be by for from in into is it its of on or our the this that
@@ -28,17 +39,26 @@ STOPWORDS = frozenset(
     de del la las el los en y o para con por un una unos unas al lo su sus que se
     es le les des du et pour avec der die das und mit fur von zu im
     na ve pro se do od za po ze ke ku je s v z k o i a
+    для на та від по из от при без або или из із зі до
+    של עם את
+    من في مع على عن
     """.split()
 )
+# Combining marks after these letters are accents that listings often omit
+# (é, Greek tonos, Hebrew points, Arabic vowel marks): folded away. After
+# other letters they are part of the letter (Ukrainian й and ї, the voicing
+# marks of Japanese kana) and are kept.
+FOLDED_BASES = re.compile(r"[\u0000-\u024f\u0370-\u03ff\u0590-\u06ff]")
 
 # A PyStemmer object must not be shared between threads; each gets its own.
 _local = threading.local()
 
 
-def _stemmer() -> Stemmer.Stemmer:
-    if not hasattr(_local, "stemmer"):
-        _local.stemmer = Stemmer.Stemmer("english")
-    return _local.stemmer
+def _stemmer(language: str) -> Stemmer.Stemmer:
+    stemmers = _local.__dict__.setdefault("stemmers", {})
+    if language not in stemmers:
+        stemmers[language] = Stemmer.Stemmer(language)
+    return stemmers[language]
 
 
 def clean(text: str) -> str:
@@ -46,15 +66,31 @@ def clean(text: str) -> str:
     for _ in range(UNESCAPE_ROUNDS):
         text = html.unescape(text)
     text = TAG.sub(" ", text)
-    decomposed = unicodedata.normalize("NFKD", text.lower())
-    return "".join(char for char in decomposed if not unicodedata.combining(char))
+    kept: list[str] = []
+    base = ""
+    for char in unicodedata.normalize("NFKD", text.lower()):
+        if not unicodedata.combining(char):
+            base = char
+        elif FOLDED_BASES.match(base):
+            continue
+        kept.append(char)
+    return unicodedata.normalize("NFC", "".join(kept))
 
 
 def terms(text: str) -> list[str]:
     """Stemmed content words of `text`, in order, repeats kept."""
-    words = [
-        word
-        for word in WORD.findall(clean(text))
-        if len(word) >= MIN_TERM_LENGTH and word not in STOPWORDS
-    ]
-    return _stemmer().stemWords(words)
+    found: list[str] = []
+    for match in WORD.finditer(clean(text)):
+        script, word = match.lastgroup, match.group()
+        if script == "unspaced":
+            found.extend(_character_pairs(word))
+        elif len(word) >= MIN_TERM_LENGTH and word not in STOPWORDS:
+            language = STEMMER_BY_SCRIPT.get(script or "")
+            found.append(_stemmer(language).stemWord(word) if language else word)
+    return found
+
+
+def _character_pairs(run: str) -> list[str]:
+    if len(run) == 1:
+        return [run]
+    return [run[index : index + 2] for index in range(len(run) - 1)]

@@ -16,9 +16,10 @@ from shared.taxonomy.lowrank import LowRankVectors
 from shared.taxonomy.query import listing_text, query_terms, semantic_text
 from shared.taxonomy.search import CandidateIndex
 from shared.taxonomy.service import load_index
+from shared.taxonomy.text import terms
 
 
-def _two_branch_model() -> BranchModel:
+def _two_branch_model(other_scripts: bool = False) -> BranchModel:
     """Categories 0, 1 in branch 0 and 2 in branch 1; exemplar vectors around two directions."""
     generator = np.random.default_rng(0)
     directions = np.eye(8, dtype=np.float32)[[0, 1]]
@@ -30,6 +31,9 @@ def _two_branch_model() -> BranchModel:
         title_and_term_words(["Chew toy for dogs"], ["dog toy"]),
         title_and_term_words(["Road bike, carbon frame"], ["bicycle", "bike"]),
     ]
+    if other_scripts:  # Ukrainian "dog bed", "dog toy", "bicycle"
+        for category, term in enumerate(["лежак для собаки", "іграшка для собаки", "велосипед"]):
+            words[category] = {**words[category], **title_and_term_words([], [term])}
     return BranchModel.fit(branches, LowRankVectors.identity(rows), owners, words)
 
 
@@ -53,6 +57,14 @@ def test_vectors_and_words_each_point_to_their_branch():
     dog = model.log_probabilities(np.zeros((1, 8), np.float32), [{"dog": 1.0}])
     scores = model.category_scores(dog)[0]
     assert scores[0] == scores[1] == 0.0 and FLOOR <= scores[2] < 0.0
+
+
+def test_words_of_other_scripts_leave_latin_script_evidence_as_it_was():
+    plain, translated = _two_branch_model(), _two_branch_model(other_scripts=True)
+    for query in ({"dog": 1.0, "bike": 0.3}, {"carbon": 1.0}):
+        assert np.array_equal(plain.words.evidence(query), translated.words.evidence(query))
+    velo = translated.log_probabilities(np.zeros((1, 8), np.float32), [{terms("велосипед")[0]: 1.0}])
+    assert translated.category_scores(velo)[0][2] == 0.0
 
 
 def test_without_knowledge_every_branch_is_as_likely():

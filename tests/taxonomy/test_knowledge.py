@@ -164,3 +164,13 @@ def test_a_category_only_qualified_by_the_title_head_noun_sells_its_accessory(
     unqualified = dataclasses.replace(index.weights, modifier_head=0)
     no_modifier = dataclasses.replace(index, weights=unqualified)
     assert no_modifier.candidates(product)[0].category.name == "Bicycle Helmets"
+
+
+def test_knowledge_words_in_other_scripts_find_their_category(taxonomy_dir, cache_dir, tmp_path):
+    # Hebrew and Ukrainian "glass vase": no name and no exemplar holds these words.
+    vases = {"id": "13", "titles": [], "terms": ["אגרטל זכוכית", "скляна ваза"]}
+    index = load_index(taxonomy_dir, "Google", cache_dir, knowledge_dir(tmp_path, [vases]))
+    for product in ("אגרטל זכוכית גדול", "Скляна ваза для квітів"):
+        best = index.candidates(product)[0]
+        assert best.category.name == "Vases"
+        assert best.votes >= 1

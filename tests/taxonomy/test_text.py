@@ -9,9 +9,13 @@ from shared.taxonomy.text import clean, terms
         ("Florero de CERÁMICA", "florero de ceramica"),
         ("Čajová konvice", "cajova konvice"),
         ("Crème brûlée naïve", "creme brulee naive"),
-        # Combining marks outside Latin: Vietnamese stacks two, Cyrillic й decomposes.
+        # Vietnamese stacks two marks; Greek and Hebrew marks fold away too.
         ("Bàn chải đánh răng", "ban chai đanh rang"),
-        ("Зміцнювальний крем", "зміцнювальнии крем"),
+        ("Κρέμα προσώπου", "κρεμα προσωπου"),
+        ("שָׁלוֹם", "שלום"),
+        # Part of the letter, not an accent: Ukrainian й and ї, Japanese voicing marks.
+        ("Зміцнювальний крем, їжа", "зміцнювальний крем, їжа"),
+        ("ブラック", "ブラック"),
         ("Mug &amp;quot;Blue&amp;quot; <b>350 ml</b>", 'mug "blue"  350 ml '),
     ],
 )
@@ -21,3 +25,19 @@ def test_clean_lowers_folds_accents_and_drops_entities_and_tags(text, cleaned):
 
 def test_terms_are_stemmed_content_words_without_numbers_or_stop_words():
     assert terms("The Ceramic Mugs for 2 cups, SKU-123") == ["ceram", "mug", "cup", "sku"]
+
+
+def test_cyrillic_words_are_stemmed_as_russian():
+    assert terms("Кремы для лица") == terms("крем лицо")
+
+
+def test_hebrew_and_arabic_words_are_terms():
+    assert terms("סרום לפנים") == ["סרום", "לפנים"]
+    assert len(terms("سيروم للوجه")) == 2
+
+
+def test_unspaced_scripts_are_read_as_overlapping_character_pairs():
+    # Japanese: "pressure IH rice cooker"; Latin words inside the run are words.
+    assert terms("圧力IH炊飯器") == ["圧力", "ih", "炊飯", "飯器"]
+    assert terms("靴") == ["靴"]
+    assert set(terms("炊飯器・蒸し器")) >= set(terms("炊飯器"))
