@@ -32,8 +32,9 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from shared.taxonomy.lexical import WordMaps
 from shared.taxonomy.lowrank import LowRankVectors
-from shared.taxonomy.text import terms
+from shared.taxonomy.text import is_latin, terms
 
 # Iterations, step and momentum of the gradient descent, and its L2 penalty:
 # the training loss has flattened well before 300 iterations on both taxonomies.
@@ -133,15 +134,20 @@ class BranchModel:
 
     @classmethod
     def from_arrays(
-        cls, arrays: Mapping[str, np.ndarray], prefix: str, vocabulary: dict[str, int] | None = None
+        cls,
+        arrays: Mapping[str, np.ndarray],
+        prefix: str,
+        vocabulary: dict[str, int] | None = None,
+        word_maps: WordMaps | None = None,
     ) -> "BranchModel":
         """The model saved under `prefix`; with `vocabulary`, that word -> row map
-        instead of a new one (the same words in the same order)."""
+        instead of a new one (the same words in the same order), else one built
+        by `word_maps` if given."""
         return cls(
             arrays[f"{prefix}category_branches"],
             arrays[f"{prefix}vector_weights"],
             arrays[f"{prefix}vector_bias"],
-            WordModel.from_arrays(arrays, prefix, vocabulary),
+            WordModel.from_arrays(arrays, prefix, vocabulary, word_maps),
         )
 
 
@@ -193,10 +199,14 @@ class WordModel:
 
     @classmethod
     def from_arrays(
-        cls, arrays: Mapping[str, np.ndarray], prefix: str, vocabulary: dict[str, int] | None = None
+        cls,
+        arrays: Mapping[str, np.ndarray],
+        prefix: str,
+        vocabulary: dict[str, int] | None = None,
+        word_maps: WordMaps | None = None,
     ) -> "WordModel":
         if vocabulary is None:
-            vocabulary = {word: row for row, word in enumerate(arrays[f"{prefix}vocabulary"].tolist())}
+            vocabulary = (word_maps or WordMaps()).word_map(arrays[f"{prefix}vocabulary"].tolist())
         return cls(
             vocabulary,
             arrays[f"{prefix}word_offsets"],
@@ -268,8 +278,8 @@ def _word_model(
 
 
 def _script_vocabulary(word: str) -> int:
-    """0 for a Latin-script word (the terms of `text.terms` are ASCII), 1 for another script's."""
-    return 0 if word.isascii() else 1
+    """0 for a Latin-script word, 1 for another script's."""
+    return 0 if is_latin(word) else 1
 
 
 def _log_softmax(logits: np.ndarray) -> np.ndarray:

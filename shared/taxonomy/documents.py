@@ -27,7 +27,7 @@ from shared.taxonomy.files import (
 )
 from shared.taxonomy.knowledge.store import Knowledge
 from shared.taxonomy.models import PATH_SEPARATOR, Category, Taxonomy
-from shared.taxonomy.text import terms
+from shared.taxonomy.text import is_latin, terms
 
 # Where a category name joins the names of several kinds of product.
 NAME_PARTS = re.compile(r"\s*(?:&|,|\band\b)\s*")
@@ -75,9 +75,13 @@ def knowledge_document(knowledge: Knowledge | None) -> dict[str, float]:
 
 
 def knowledge_terms_document(category: Category, knowledge: Knowledge | None) -> dict[str, float]:
-    """The words for the kind of product a category holds: its name and its knowledge's terms."""
+    """The words for the kind of product a category holds: its name and its knowledge's terms.
+
+    Latin-script words only, as in the head and modifier documents: they are
+    looked up with a title's head noun, which is always one (query.head_term).
+    """
     words = [category.name, *(knowledge.terms if knowledge else [])]
-    return {term: 1.0 for text in words for term in terms(text)}
+    return {term: 1.0 for text in words for term in terms(text) if is_latin(term)}
 
 
 def heads_document(category: Category, knowledge: Knowledge | None) -> dict[str, float]:
@@ -102,9 +106,18 @@ def modifiers_document(category: Category, knowledge: Knowledge | None) -> dict[
 
 
 def _product_phrases(category: Category, knowledge: Knowledge | None) -> list[list[str]]:
-    """The terms of each part of the category's name and of each of its knowledge words."""
+    """The terms of each part of the category's name and of each of its knowledge words.
+
+    Latin-script phrases only: a title's head noun is always a Latin-script word
+    (query.head_term), and the last word of a Ukrainian or Japanese phrase is
+    not its head.
+    """
     phrases = [*NAME_PARTS.split(category.name), *(knowledge.terms if knowledge else [])]
-    return [words for words in (terms(phrase) for phrase in phrases) if words]
+    return [
+        words
+        for words in (terms(phrase) for phrase in phrases)
+        if words and all(map(is_latin, words))
+    ]
 
 
 def _name_field(category: Category, aliases: list[str] | tuple) -> dict[str, float]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 
-from shared.taxonomy.text import clean, terms
+from shared.taxonomy.text import clean, is_latin, terms
 
 TITLE_WEIGHT = 1.0
 # A title word that names a specification ("RAM" in "8GB RAM") says less
@@ -89,7 +89,7 @@ def head_term(product: str) -> str | None:
     if ENDS_IN_SPECIFICATION.search(head_phrase):
         return None
     head_terms = terms(head_phrase)
-    if not head_terms or not head_terms[-1].isascii():
+    if not head_terms or not is_latin(head_terms[-1]):
         return None
     return head_terms[-1]
 

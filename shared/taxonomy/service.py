@@ -25,7 +25,7 @@ from shared.taxonomy.exemplars import Exemplars
 from shared.taxonomy.files import GOOGLE, SHOPIFY, load_taxonomy, taxonomy_file
 from shared.taxonomy.knowledge.store import DATA_DIR as KNOWLEDGE_DIR
 from shared.taxonomy.knowledge.store import Knowledge, load_knowledge
-from shared.taxonomy.lexical import TermIndex, bm25_index, coverage_index
+from shared.taxonomy.lexical import TermIndex, WordMaps, bm25_index, coverage_index
 from shared.taxonomy.lowrank import LowRankVectors
 from shared.taxonomy.models import Category, Taxonomy
 from shared.taxonomy.search import TAXONOMY_WEIGHTS, CandidateIndex
@@ -265,7 +265,8 @@ def _parent_rows(categories: list[Category]) -> np.ndarray:
 
 def index_from_arrays(taxonomy: Taxonomy, arrays: dict[str, np.ndarray]) -> CandidateIndex:
     categories = list(taxonomy.categories.values())
-    branches = BranchModel.from_arrays(arrays, "branches_")
+    word_maps = WordMaps()
+    branches = BranchModel.from_arrays(arrays, "branches_", word_maps=word_maps)
     # Both branch levels are trained on the same words: one word map for the
     # two (about 5 MB of dictionary and strings per taxonomy).
     same_words = np.array_equal(arrays["branches_vocabulary"], arrays["subbranches_vocabulary"])
@@ -277,24 +278,24 @@ def index_from_arrays(taxonomy: Taxonomy, arrays: dict[str, np.ndarray]) -> Cand
         taxonomy=taxonomy,
         ids=[category.id for category in categories],
         leaf_mask=np.array([category.is_leaf for category in categories], dtype=bool),
-        names=TermIndex.from_arrays(arrays, "names_"),
-        paths=TermIndex.from_arrays(arrays, "paths_"),
-        coverage=TermIndex.from_arrays(arrays, "coverage_"),
+        names=TermIndex.from_arrays(arrays, "names_", word_maps),
+        paths=TermIndex.from_arrays(arrays, "paths_", word_maps),
+        coverage=TermIndex.from_arrays(arrays, "coverage_", word_maps),
         vectors=vectors,
         embedder=shared_embedder(),
         sentence_vectors=LowRankVectors.from_arrays(arrays, "sentence_"),
         sentence_embedder=shared_sentence_embedder(),
         depths=np.array([category.depth for category in categories], dtype=np.float32),
         translations=Translations.from_arrays(arrays, "translations_"),
-        knowledge=TermIndex.from_arrays(arrays, "knowledge_"),
-        knowledge_terms=TermIndex.from_arrays(arrays, "knowledge_terms_"),
-        heads=TermIndex.from_arrays(arrays, "heads_"),
-        modifiers=TermIndex.from_arrays(arrays, "modifiers_"),
+        knowledge=TermIndex.from_arrays(arrays, "knowledge_", word_maps),
+        knowledge_terms=TermIndex.from_arrays(arrays, "knowledge_terms_", word_maps),
+        heads=TermIndex.from_arrays(arrays, "heads_", word_maps),
+        modifiers=TermIndex.from_arrays(arrays, "modifiers_", word_maps),
         exemplars=Exemplars.from_arrays(arrays, "exemplars_"),
         children=Children.build(_parent_rows(categories)),
         branches=branches,
         subbranches=BranchModel.from_arrays(
-            arrays, "subbranches_", branches.words.vocabulary if same_words else None
+            arrays, "subbranches_", branches.words.vocabulary if same_words else None, word_maps
         ),
         weights=weights,
     )

@@ -90,6 +90,11 @@ def terms(text: str) -> list[str]:
     return found
 
 
+def is_latin(term: str) -> bool:
+    """Whether a term of `terms()` is a Latin-script word (they are all ASCII; no other script's is)."""
+    return term.isascii()
+
+
 def _character_pairs(run: str) -> list[str]:
     if len(run) == 1:
         return [run]

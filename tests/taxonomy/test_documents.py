@@ -1,4 +1,4 @@
-from shared.taxonomy.documents import heads_document, modifiers_document
+from shared.taxonomy.documents import heads_document, knowledge_terms_document, modifiers_document
 from shared.taxonomy.knowledge.store import Knowledge
 from shared.taxonomy.models import Category
 from shared.taxonomy.text import terms
@@ -21,3 +21,11 @@ def test_a_word_heading_another_phrase_of_the_category_is_no_modifier():
     knowledge = Knowledge(terms=["wine glass"])
     assert stems("glass") <= set(heads_document(CHARMS, knowledge))
     assert set(modifiers_document(CHARMS, knowledge)) == stems("wine")
+
+
+def test_head_and_modifier_documents_hold_latin_script_words_only():
+    # A title's head noun is a Latin-script word; "для" phrases head nothing.
+    knowledge = Knowledge(terms=["drink markers", "підвіска для келиха", "מתלה לכוס"])
+    assert set(heads_document(CHARMS, knowledge)) == stems("charms markers")
+    assert set(modifiers_document(CHARMS, knowledge)) == stems("wine glass drink")
+    assert set(knowledge_terms_document(CHARMS, knowledge)) == stems("wine glass charms drink markers")

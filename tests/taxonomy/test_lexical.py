@@ -1,6 +1,6 @@
 import numpy as np
 
-from shared.taxonomy.lexical import bm25_index, coverage_index
+from shared.taxonomy.lexical import WordMaps, bm25_index, coverage_index
 
 MUGS = {"mug": 2.0, "ceram": 1.0}
 PLATES = {"plate": 2.0, "ceram": 1.0, "dinner": 1.0, "set": 1.0}
@@ -30,3 +30,15 @@ def test_coverage_is_one_for_a_query_holding_the_whole_name():
     scores = coverage_index([MUGS, PLATES]).scores({"mug": 1.0, "ceram": 1.0})
     assert np.isclose(scores[0], 1.0)
     assert 0 < scores[1] < 1
+
+
+def test_word_maps_share_one_object_per_word_and_row_number():
+    maps = WordMaps()
+    many = [f"word{n}" for n in range(300)]
+    first = maps.word_map(many)
+    second = maps.word_map(["".join(["word", "299"]), "other"])  # an equal, distinct string
+    assert first == {word: row for row, word in enumerate(many)}
+    assert second == {"word299": 0, "other": 1}
+    shared_word = next(iter(second))
+    assert shared_word is next(word for word in first if word == "word299")
+    assert maps.word_map(many[::-1])["word0"] is first["word299"]  # row 299, one int object
