@@ -32,7 +32,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from shared.taxonomy.lexical import WordMaps
+from shared.taxonomy.lexical import WORD_LIST_SUFFIX, WordMaps
 from shared.taxonomy.lowrank import LowRankVectors
 from shared.taxonomy.text import is_latin, terms
 
@@ -190,7 +190,7 @@ class WordModel:
 
     def to_arrays(self, prefix: str) -> dict[str, np.ndarray]:
         return {
-            f"{prefix}vocabulary": np.array(list(self.vocabulary), dtype=str),
+            f"{prefix}{WORD_LIST_SUFFIX}": np.array(list(self.vocabulary), dtype=str),
             f"{prefix}word_offsets": self.offsets,
             f"{prefix}word_branches": self.branches,
             f"{prefix}word_excess": self.excess,
@@ -206,7 +206,7 @@ class WordModel:
         word_maps: WordMaps | None = None,
     ) -> "WordModel":
         if vocabulary is None:
-            vocabulary = (word_maps or WordMaps()).word_map(arrays[f"{prefix}vocabulary"].tolist())
+            vocabulary = (word_maps or WordMaps()).word_map(arrays, f"{prefix}{WORD_LIST_SUFFIX}")
         return cls(
             vocabulary,
             arrays[f"{prefix}word_offsets"],

@@ -51,7 +51,7 @@ class TermIndex:
 
     def to_arrays(self, prefix: str) -> dict[str, np.ndarray]:
         return {
-            f"{prefix}vocabulary": np.array(list(self.vocabulary), dtype=str),
+            f"{prefix}{WORD_LIST_SUFFIX}": np.array(list(self.vocabulary), dtype=str),
             f"{prefix}offsets": self.offsets,
             f"{prefix}doc_ids": self.doc_ids,
             f"{prefix}weights": self.weights,
@@ -64,7 +64,7 @@ class TermIndex:
     ) -> "TermIndex":
         """The index saved under `prefix`; its word map built by `word_maps` (shared objects) if given."""
         return cls(
-            vocabulary=(word_maps or WordMaps()).word_map(arrays[f"{prefix}vocabulary"].tolist()),
+            vocabulary=(word_maps or WordMaps()).word_map(arrays, f"{prefix}{WORD_LIST_SUFFIX}"),
             offsets=arrays[f"{prefix}offsets"],
             doc_ids=arrays[f"{prefix}doc_ids"],
             weights=arrays[f"{prefix}weights"],
@@ -72,25 +72,55 @@ class TermIndex:
         )
 
 
+# Saved arrays whose name ends so are word lists (TermIndex, WordModel).
+WORD_LIST_SUFFIX = "vocabulary"
+SHARED_WORDS = "shared_words"
+
+
+def share_words(arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The same arrays with every word list stored as positions in one list of all their words.
+
+    The fields of an index (names, knowledge, heads, the branch models...)
+    hold many of the same words: read back through WordMaps, each word is
+    then one string object in memory, not one per field.
+    """
+    lists = [name for name in arrays if name.endswith(WORD_LIST_SUFFIX)]
+    if not lists:
+        return dict(arrays)
+    words = np.unique(np.concatenate([arrays[name] for name in lists]))
+    shared = {name: array for name, array in arrays.items() if name not in lists}
+    shared[SHARED_WORDS] = words
+    for name in lists:
+        shared[f"{name}_positions"] = np.searchsorted(words, arrays[name]).astype(np.int32)
+    return shared
+
+
 class WordMaps:
     """Builds the word -> row maps of one index's fields from shared objects.
 
-    The fields (names, knowledge, heads, the branch models...) hold many of
-    the same words, and a map built on its own holds its own copy of each
-    word and of each row number above 256: about 90 bytes an entry, 40 MB
-    for both taxonomies. Built here, a word is one string object and a row
-    number one int object whatever the number of maps holding them.
+    A map built on its own holds its own copy of each word and of each row
+    number above 256: about 90 bytes an entry, and the fields of both
+    taxonomies have 1.5 million entries. Built here from arrays that
+    `share_words` wrote, a word is one string object and a row number one
+    int object however many maps hold them. Arrays that hold their word
+    lists as words are read too.
     """
 
-    def __init__(self) -> None:
-        self._words: dict[str, str] = {}
+    def __init__(self, arrays: Mapping[str, np.ndarray] | None = None) -> None:
+        self._words: list[str] = (
+            arrays[SHARED_WORDS].tolist() if arrays is not None and SHARED_WORDS in arrays else []
+        )
         self._numbers: list[int] = []
 
-    def word_map(self, words: list[str]) -> dict[str, int]:
+    def word_map(self, arrays: Mapping[str, np.ndarray], name: str) -> dict[str, int]:
+        """The word -> row map of the word list saved as `name`."""
+        if f"{name}_positions" in arrays:
+            words = [self._words[position] for position in arrays[f"{name}_positions"].tolist()]
+        else:
+            words = arrays[name].tolist()
         if len(words) > len(self._numbers):
             self._numbers.extend(range(len(self._numbers), len(words)))
-        shared = self._words
-        return {shared.setdefault(word, word): number for word, number in zip(words, self._numbers)}
+        return dict(zip(words, self._numbers))
 
 
 def bm25_index(documents: Sequence[Mapping[str, float]]) -> TermIndex:

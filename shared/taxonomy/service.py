@@ -25,7 +25,7 @@ from shared.taxonomy.exemplars import Exemplars
 from shared.taxonomy.files import GOOGLE, SHOPIFY, load_taxonomy, taxonomy_file
 from shared.taxonomy.knowledge.store import DATA_DIR as KNOWLEDGE_DIR
 from shared.taxonomy.knowledge.store import Knowledge, load_knowledge
-from shared.taxonomy.lexical import TermIndex, WordMaps, bm25_index, coverage_index
+from shared.taxonomy.lexical import TermIndex, WordMaps, bm25_index, coverage_index, share_words
 from shared.taxonomy.lowrank import LowRankVectors
 from shared.taxonomy.models import Category, Taxonomy
 from shared.taxonomy.search import TAXONOMY_WEIGHTS, CandidateIndex
@@ -65,7 +65,7 @@ def load_index(
     arrays = cache.read(cache_path)
     if arrays is None:
         logger.info("Building the %s index (no cache at %s)", name, cache_path)
-        arrays = build_arrays(taxonomy, taxonomy_dir, knowledge_dir)
+        arrays = share_words(build_arrays(taxonomy, taxonomy_dir, knowledge_dir))
         cache.write(cache_path, arrays)
     return index_from_arrays(taxonomy, arrays)
 
@@ -265,11 +265,13 @@ def _parent_rows(categories: list[Category]) -> np.ndarray:
 
 def index_from_arrays(taxonomy: Taxonomy, arrays: dict[str, np.ndarray]) -> CandidateIndex:
     categories = list(taxonomy.categories.values())
-    word_maps = WordMaps()
+    word_maps = WordMaps(arrays)
     branches = BranchModel.from_arrays(arrays, "branches_", word_maps=word_maps)
     # Both branch levels are trained on the same words: one word map for the
     # two (about 5 MB of dictionary and strings per taxonomy).
-    same_words = np.array_equal(arrays["branches_vocabulary"], arrays["subbranches_vocabulary"])
+    same_words = np.array_equal(
+        arrays["branches_vocabulary_positions"], arrays["subbranches_vocabulary_positions"]
+    )
     weights = TAXONOMY_WEIGHTS[taxonomy.name]
     # A taxonomy whose fusion gives the static word vectors no weight does not
     # keep its categories' vectors in memory (Shopify: 10.8 MB).

@@ -1,6 +1,6 @@
 import numpy as np
 
-from shared.taxonomy.lexical import WordMaps, bm25_index, coverage_index
+from shared.taxonomy.lexical import WordMaps, bm25_index, coverage_index, share_words
 
 MUGS = {"mug": 2.0, "ceram": 1.0}
 PLATES = {"plate": 2.0, "ceram": 1.0, "dinner": 1.0, "set": 1.0}
@@ -32,13 +32,19 @@ def test_coverage_is_one_for_a_query_holding_the_whole_name():
     assert 0 < scores[1] < 1
 
 
-def test_word_maps_share_one_object_per_word_and_row_number():
-    maps = WordMaps()
+def test_shared_word_lists_read_back_as_the_same_maps_with_one_object_per_word():
     many = [f"word{n}" for n in range(300)]
-    first = maps.word_map(many)
-    second = maps.word_map(["".join(["word", "299"]), "other"])  # an equal, distinct string
-    assert first == {word: row for row, word in enumerate(many)}
-    assert second == {"word299": 0, "other": 1}
-    shared_word = next(iter(second))
-    assert shared_word is next(word for word in first if word == "word299")
-    assert maps.word_map(many[::-1])["word0"] is first["word299"]  # row 299, one int object
+    saved = {
+        "a_vocabulary": np.array(many, dtype=str),
+        "b_vocabulary": np.array(["word299", "другое", "word5"], dtype=str),
+        "a_weights": np.ones(3, dtype=np.float32),
+    }
+    shared = share_words(saved)
+    assert "a_vocabulary" not in shared and shared["a_weights"] is saved["a_weights"]
+    maps = WordMaps(shared)
+    first, second = maps.word_map(shared, "a_vocabulary"), maps.word_map(shared, "b_vocabulary")
+    unshared = WordMaps()
+    assert first == unshared.word_map(saved, "a_vocabulary") == {w: n for n, w in enumerate(many)}
+    assert second == {"word299": 0, "другое": 1, "word5": 2}
+    assert next(iter(second)) is next(word for word in first if word == "word299")
+    assert maps.word_map(shared, "a_vocabulary")["word299"] is first["word299"]  # one int object
