@@ -175,15 +175,18 @@ class WordModel:
 
     def evidence(self, query: Mapping[str, float]) -> np.ndarray | None:
         """The query's weighted sum of log P(word | branch) over its known words; None without one."""
-        found = [(self.vocabulary[w], weight) for w, weight in query.items() if w in self.vocabulary]
+        found = [
+            (self.vocabulary[word], weight, _script_vocabulary(word))
+            for word, weight in query.items()
+            if word in self.vocabulary
+        ]
         if not found:
             return None
         script_weights = [0.0] * SCRIPT_VOCABULARIES
-        for word, weight in query.items():
-            if word in self.vocabulary:
-                script_weights[_script_vocabulary(word)] += weight
+        for _, weight, script in found:
+            script_weights[script] += weight
         evidence = sum(weight * floor for weight, floor in zip(script_weights, self.floor))
-        for row, weight in found:
+        for row, weight, _ in found:
             start, end = self.offsets[row], self.offsets[row + 1]
             evidence[self.branches[start:end]] += weight * self.excess[start:end]
         return evidence
@@ -263,7 +266,7 @@ def _word_model(
     word_vocabulary = np.array([_script_vocabulary(word) for word in vocabulary], dtype=np.int64)
     floor = np.empty((SCRIPT_VOCABULARIES, branches))
     for script in range(SCRIPT_VOCABULARIES):
-        own = word_vocabulary[rows] == script if len(rows) else np.zeros(0, dtype=bool)
+        own = word_vocabulary[rows] == script
         branch_totals = np.bincount(owners[own], weights=counts[own], minlength=branches)
         size = int((word_vocabulary == script).sum())
         # (Without any word, no query ever reads the floor: one word's worth keeps it finite.)

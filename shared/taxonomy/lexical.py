@@ -100,7 +100,7 @@ class WordMaps:
 
     A map built on its own holds its own copy of each word and of each row
     number above 256: about 90 bytes an entry, and the fields of both
-    taxonomies have 1.5 million entries. Built here from arrays that
+    taxonomies have about 830,000 entries. Built here from arrays that
     `share_words` wrote, a word is one string object and a row number one
     int object however many maps hold them. Arrays that hold their word
     lists as words are read too.

@@ -205,9 +205,9 @@ class CandidateIndex:
 
         A row is all zero when its text has no letter at all. Text in scripts
         the lexical side does not read (Georgian, Armenian, Devanagari, ...)
-        is still scored by its embeddings. Scores are never negative. The encoders and the
-        similarity products run once for the whole batch: the sentence
-        encoder streams its weights once for many texts.
+        is still scored by its embeddings. Scores are never negative. The
+        encoders and the similarity products run once for the whole batch:
+        the sentence encoder streams its weights once for many texts.
         """
         return self._score(products).scores
 

@@ -268,7 +268,7 @@ def index_from_arrays(taxonomy: Taxonomy, arrays: dict[str, np.ndarray]) -> Cand
     word_maps = WordMaps(arrays)
     branches = BranchModel.from_arrays(arrays, "branches_", word_maps=word_maps)
     # Both branch levels are trained on the same words: one word map for the
-    # two (about 5 MB of dictionary and strings per taxonomy).
+    # two (a few MB of dictionary per taxonomy).
     same_words = np.array_equal(
         arrays["branches_vocabulary_positions"], arrays["subbranches_vocabulary_positions"]
     )

@@ -39,7 +39,7 @@ STOPWORDS = frozenset(
     de del la las el los en y o para con por un una unos unas al lo su sus que se
     es le les des du et pour avec der die das und mit fur von zu im
     na ve pro se do od za po ze ke ku je s v z k o i a
-    для на та від по из от при без або или из із зі до
+    для на та від по из от при без або или із зі до
     של עם את
     من في مع على عن
     """.split()
