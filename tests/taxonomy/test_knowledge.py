@@ -1,6 +1,7 @@
 """Product knowledge: the store's format, the check script, and what the index makes of it."""
 
 import dataclasses
+import gzip
 import json
 from pathlib import Path
 
@@ -135,11 +136,28 @@ def test_pack_folds_every_file_into_one_record_per_category(tmp_path):
     )
     before = load_knowledge("Google", taxonomy.version, tmp_path)
     packed = pack.pack(taxonomy, tmp_path)
-    assert [p.name for p in folder.iterdir()] == [packed.name]
+    assert [p.name for p in folder.iterdir()] == [p.name for p in packed] == [pack.PACKED_NAME]
     after = load_knowledge("Google", taxonomy.version, tmp_path)
     assert list(after) == ids[:2]  # the taxonomy's order
     assert after[ids[1]].titles == ["A b", "D"] and after[ids[1]].terms == ["x", "y"]
     assert set(after) == set(before)
+
+
+def test_pack_puts_texts_in_other_scripts_in_a_file_of_their_own(tmp_path):
+    taxonomy = load_taxonomy(FIXTURES, "Google")
+    ids = list(taxonomy.categories)
+    folder = tmp_path / folder_name("Google", taxonomy.version)
+    record = {"id": ids[0], "titles": ["Vase 30 cm", "花瓶 大"], "terms": ["vase", "ваза", "Vaso"]}
+    write(folder, "a.jsonl", [json.dumps(record, ensure_ascii=False)])
+    write(folder, "b.jsonl", [json.dumps({"id": ids[1], "titles": ["Mug"], "terms": []})])
+    packed = pack.pack(taxonomy, tmp_path)
+    assert [p.name for p in packed] == [pack.PACKED_NAME, pack.OTHER_SCRIPTS_NAME]
+    other = [json.loads(line) for line in gzip.open(packed[1], "rt", encoding="utf-8")]
+    assert other == [{"id": ids[0], "titles": ["花瓶 大"], "terms": ["ваза"]}]
+    after = load_knowledge("Google", taxonomy.version, tmp_path)
+    assert after[ids[0]].titles == ["Vase 30 cm", "花瓶 大"]
+    assert after[ids[0]].terms == ["vase", "Vaso", "ваза"]
+    assert after[ids[1]].titles == ["Mug"]
 
 
 def test_a_category_only_qualified_by_the_title_head_noun_sells_its_accessory(

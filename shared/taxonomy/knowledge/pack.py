@@ -1,11 +1,15 @@
-"""Merge a taxonomy version's knowledge files into one gzipped file, one record per category.
+"""Merge a taxonomy version's knowledge files into gzipped files, one record per category.
 
     python -m shared.taxonomy.knowledge.pack TAXONOMY_DIR
 
 Writers append to files of their own (`*.jsonl`); this folds every file of a
 version's folder into `knowledge.jsonl.gz`: a category's records become one,
 in the taxonomy's order, with repeated titles and terms (same words, any
-case) kept once. The merged files are removed. Run `check` afterwards.
+case) kept once. Titles and terms written in another script than Latin
+(Ukrainian, Hebrew, Japanese...) go to `other-scripts.jsonl.gz` instead, so
+that each file stays small enough to review and to diff; it sorts after the
+first, so the service reads a category's texts in the same order. The
+merged files are removed. Run `check` afterwards.
 """
 
 from __future__ import annotations
@@ -26,32 +30,59 @@ from shared.taxonomy.knowledge.store import (
 from shared.taxonomy.models import Taxonomy
 
 PACKED_NAME = "knowledge.jsonl.gz"
+# The last code point of the Latin alphabets (accented and extended letters included).
+LATIN_END = 0x024F
+OTHER_SCRIPTS_NAME = "other-scripts.jsonl.gz"
 
 
-def pack(taxonomy: Taxonomy, data_dir: Path = DATA_DIR) -> Path:
+def pack(taxonomy: Taxonomy, data_dir: Path = DATA_DIR) -> list[Path]:
+    """The packed files written: the Latin-script one, and the other scripts' if any text is."""
     files = knowledge_files(taxonomy.name, taxonomy.version, data_dir)
     knowledge = load_knowledge(taxonomy.name, taxonomy.version, data_dir)
     order = {category_id: n for n, category_id in enumerate(taxonomy.categories)}
     # Ids the taxonomy lacks (removed categories) go last, for `check` to list.
     ids = sorted(knowledge, key=lambda category_id: (order.get(category_id, len(order)), category_id))
-    target = data_dir / folder_name(taxonomy.name, taxonomy.version) / PACKED_NAME
-    temporary = target.with_suffix(".tmp")
-    with gzip.open(temporary, "wt", encoding="utf-8") as out:
-        for category_id in ids:
-            out.write(json.dumps(_record(category_id, knowledge[category_id]), ensure_ascii=False))
-            out.write("\n")
+    by_file: dict[str, list[dict]] = {PACKED_NAME: [], OTHER_SCRIPTS_NAME: []}
+    for category_id in ids:
+        for name, latin in ((PACKED_NAME, True), (OTHER_SCRIPTS_NAME, False)):
+            record = _record(category_id, knowledge[category_id], latin)
+            if record["titles"] or record["terms"] or latin:
+                by_file[name].append(record)
+    folder = data_dir / folder_name(taxonomy.name, taxonomy.version)
+    temporaries = {
+        folder / name: _write(folder / name, records)
+        for name, records in by_file.items()
+        if records
+    }
     for path in files:
         path.unlink()
-    temporary.replace(target)
-    return target
+    for target, temporary in temporaries.items():
+        temporary.replace(target)
+    return list(temporaries)
 
 
-def _record(category_id: str, knowledge: Knowledge) -> dict:
+def _write(target: Path, records: list[dict]) -> Path:
+    temporary = target.with_suffix(".tmp")
+    with gzip.open(temporary, "wt", encoding="utf-8") as out:
+        for record in records:
+            out.write(json.dumps(record, ensure_ascii=False))
+            out.write("\n")
+    return temporary
+
+
+def _record(category_id: str, knowledge: Knowledge, latin: bool) -> dict:
+    """The category's texts in the Latin script (`latin`) or in the others."""
     return {
         "id": category_id,
-        "titles": _once(knowledge.titles),
-        "terms": _once(knowledge.terms),
+        "titles": [text for text in _once(knowledge.titles) if _is_latin_text(text) == latin],
+        "terms": [text for text in _once(knowledge.terms) if _is_latin_text(text) == latin],
     }
+
+
+def _is_latin_text(text: str) -> bool:
+    """Whether a title or term is written in the Latin script: it has a Latin letter, or no letter."""
+    letters = [char for char in text if char.isalpha()]
+    return not letters or any(ord(char) <= LATIN_END for char in letters)
 
 
 def _once(texts: list[str]) -> list[str]:
@@ -70,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("taxonomy_dir", type=Path)
     args = parser.parse_args(argv)
     for name in (GOOGLE, SHOPIFY):
-        print(pack(load_taxonomy(args.taxonomy_dir, name)))
+        for path in pack(load_taxonomy(args.taxonomy_dir, name)):
+            print(path)
     return 0
 
 
