@@ -134,20 +134,14 @@ class BranchModel:
 
     @classmethod
     def from_arrays(
-        cls,
-        arrays: Mapping[str, np.ndarray],
-        prefix: str,
-        vocabulary: dict[str, int] | None = None,
-        word_maps: WordMaps | None = None,
+        cls, arrays: Mapping[str, np.ndarray], prefix: str, word_maps: WordMaps | None = None
     ) -> "BranchModel":
-        """The model saved under `prefix`; with `vocabulary`, that word -> row map
-        instead of a new one (the same words in the same order), else one built
-        by `word_maps` if given."""
+        """The model saved under `prefix`; its word map built by `word_maps` if given."""
         return cls(
             arrays[f"{prefix}category_branches"],
             arrays[f"{prefix}vector_weights"],
             arrays[f"{prefix}vector_bias"],
-            WordModel.from_arrays(arrays, prefix, vocabulary, word_maps),
+            WordModel.from_arrays(arrays, prefix, word_maps),
         )
 
 
@@ -202,16 +196,10 @@ class WordModel:
 
     @classmethod
     def from_arrays(
-        cls,
-        arrays: Mapping[str, np.ndarray],
-        prefix: str,
-        vocabulary: dict[str, int] | None = None,
-        word_maps: WordMaps | None = None,
+        cls, arrays: Mapping[str, np.ndarray], prefix: str, word_maps: WordMaps | None = None
     ) -> "WordModel":
-        if vocabulary is None:
-            vocabulary = (word_maps or WordMaps()).word_map(arrays, f"{prefix}{WORD_LIST_SUFFIX}")
         return cls(
-            vocabulary,
+            (word_maps or WordMaps()).word_map(arrays, f"{prefix}{WORD_LIST_SUFFIX}"),
             arrays[f"{prefix}word_offsets"],
             arrays[f"{prefix}word_branches"],
             arrays[f"{prefix}word_excess"],

@@ -265,13 +265,9 @@ def _parent_rows(categories: list[Category]) -> np.ndarray:
 
 def index_from_arrays(taxonomy: Taxonomy, arrays: dict[str, np.ndarray]) -> CandidateIndex:
     categories = list(taxonomy.categories.values())
+    # One string per word over all the fields' word maps, and one map for
+    # the two branch levels, trained on the same words.
     word_maps = WordMaps(arrays)
-    branches = BranchModel.from_arrays(arrays, "branches_", word_maps=word_maps)
-    # Both branch levels are trained on the same words: one word map for the
-    # two (a few MB of dictionary per taxonomy).
-    same_words = np.array_equal(
-        arrays["branches_vocabulary_positions"], arrays["subbranches_vocabulary_positions"]
-    )
     weights = TAXONOMY_WEIGHTS[taxonomy.name]
     # A taxonomy whose fusion gives the static word vectors no weight does not
     # keep its categories' vectors in memory (Shopify: 10.8 MB).
@@ -295,9 +291,7 @@ def index_from_arrays(taxonomy: Taxonomy, arrays: dict[str, np.ndarray]) -> Cand
         modifiers=TermIndex.from_arrays(arrays, "modifiers_", word_maps),
         exemplars=Exemplars.from_arrays(arrays, "exemplars_"),
         children=Children.build(_parent_rows(categories)),
-        branches=branches,
-        subbranches=BranchModel.from_arrays(
-            arrays, "subbranches_", branches.words.vocabulary if same_words else None, word_maps
-        ),
+        branches=BranchModel.from_arrays(arrays, "branches_", word_maps),
+        subbranches=BranchModel.from_arrays(arrays, "subbranches_", word_maps),
         weights=weights,
     )

@@ -185,6 +185,8 @@ def test_a_taxonomy_that_does_not_weight_subbranches_does_not_build_their_model(
     _weighting_subbranches(monkeypatch, 1.0)
     weighted = _index_knowing_zorbix(taxonomy_dir, cache_dir, tmp_path / "b")
     assert weighted.subbranches.vector_weights.shape[1] > 1
+    # Trained on the same words, the two levels share one word map (WordMaps).
+    assert weighted.subbranches.words.vocabulary is weighted.branches.words.vocabulary
 
 
 def test_the_word_model_is_naive_bayes_with_smoothed_counts():

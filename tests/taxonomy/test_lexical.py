@@ -47,4 +47,8 @@ def test_shared_word_lists_read_back_as_the_same_maps_with_one_object_per_word()
     assert first == unshared.word_map(saved, "a_vocabulary") == {w: n for n, w in enumerate(many)}
     assert second == {"word299": 0, "другое": 1, "word5": 2}
     assert next(iter(second)) is next(word for word in first if word == "word299")
-    assert maps.word_map(shared, "a_vocabulary")["word299"] is first["word299"]  # one int object
+    reversed_list = {"c_vocabulary": np.array(many[::-1], dtype=str)}
+    assert maps.word_map(reversed_list, "c_vocabulary")["word0"] is first["word299"]  # one int
+    # The same word list, saved twice, gives one map.
+    assert maps.word_map(shared, "a_vocabulary") is first
+    assert maps.word_map(reversed_list, "c_vocabulary") is not first

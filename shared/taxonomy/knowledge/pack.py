@@ -22,7 +22,6 @@ from pathlib import Path
 from shared.taxonomy.files import GOOGLE, SHOPIFY, load_taxonomy
 from shared.taxonomy.knowledge.store import (
     DATA_DIR,
-    Knowledge,
     folder_name,
     knowledge_files,
     load_knowledge,
@@ -30,9 +29,9 @@ from shared.taxonomy.knowledge.store import (
 from shared.taxonomy.models import Taxonomy
 
 PACKED_NAME = "knowledge.jsonl.gz"
+OTHER_SCRIPTS_NAME = "other-scripts.jsonl.gz"
 # The last code point of the Latin alphabets (accented and extended letters included).
 LATIN_END = 0x024F
-OTHER_SCRIPTS_NAME = "other-scripts.jsonl.gz"
 
 
 def pack(taxonomy: Taxonomy, data_dir: Path = DATA_DIR) -> list[Path]:
@@ -44,9 +43,15 @@ def pack(taxonomy: Taxonomy, data_dir: Path = DATA_DIR) -> list[Path]:
     ids = sorted(knowledge, key=lambda category_id: (order.get(category_id, len(order)), category_id))
     by_file: dict[str, list[dict]] = {PACKED_NAME: [], OTHER_SCRIPTS_NAME: []}
     for category_id in ids:
+        titles, terms = _once(knowledge[category_id].titles), _once(knowledge[category_id].terms)
         for name, latin in ((PACKED_NAME, True), (OTHER_SCRIPTS_NAME, False)):
-            record = _record(category_id, knowledge[category_id], latin)
-            if record["titles"] or record["terms"] or latin:
+            record = {
+                "id": category_id,
+                "titles": [text for text in titles if _is_latin_text(text) == latin],
+                "terms": [text for text in terms if _is_latin_text(text) == latin],
+            }
+            # Every category keeps its line in the first file, as `check` expects of a record.
+            if latin or record["titles"] or record["terms"]:
                 by_file[name].append(record)
     folder = data_dir / folder_name(taxonomy.name, taxonomy.version)
     temporaries = {
@@ -70,17 +75,12 @@ def _write(target: Path, records: list[dict]) -> Path:
     return temporary
 
 
-def _record(category_id: str, knowledge: Knowledge, latin: bool) -> dict:
-    """The category's texts in the Latin script (`latin`) or in the others."""
-    return {
-        "id": category_id,
-        "titles": [text for text in _once(knowledge.titles) if _is_latin_text(text) == latin],
-        "terms": [text for text in _once(knowledge.terms) if _is_latin_text(text) == latin],
-    }
-
-
 def _is_latin_text(text: str) -> bool:
-    """Whether a title or term is written in the Latin script: it has a Latin letter, or no letter."""
+    """Whether a title or term is written in the Latin script: it has a Latin letter, or no letter.
+
+    Read from its characters, not its `terms()`: a short word ("ג'ק", a jack)
+    gives no term but is no Latin text.
+    """
     letters = [char for char in text if char.isalpha()]
     return not letters or any(ord(char) <= LATIN_END for char in letters)
 
