@@ -26,7 +26,12 @@ from pathlib import Path
 import numpy as np
 
 from shared.settings import Settings
-from shared.taxonomy.search import EXEMPLAR_SHORTLIST, TAXONOMY_WEIGHTS, _has_letters
+from shared.taxonomy.search import (
+    EXEMPLAR_SHORTLIST,
+    TAXONOMY_WEIGHTS,
+    _has_letters,
+    exemplar_scores,
+)
 from shared.taxonomy.knowledge.store import DATA_DIR as KNOWLEDGE_DIR
 from shared.taxonomy.service import load_index
 
@@ -94,7 +99,9 @@ def main() -> None:
                 read_as = reading
             scores = index.fuse(signals, weights)
             for row in range(len(items)):
-                scores[row, pools[row]] += weights.exemplar * exemplar[row]
+                scores[row, pools[row]] += weights.exemplar * exemplar_scores(
+                    exemplar[row], weights.exemplar_margin
+                )
             ranks = (scores > scores[np.arange(len(items)), label_rows][:, None]).sum(axis=1)
             tops = scores.argmax(axis=1)
             changed = {
@@ -122,7 +129,7 @@ def _exemplar_pool(index, weights, sentences, signals):
     for row, query in zip(scores, sentences):
         pool = np.argpartition(-row, EXEMPLAR_POOL)[:EXEMPLAR_POOL]
         pools.append(pool)
-        values.append(np.maximum(index.exemplars.best_similarities(query, pool), 0.0))
+        values.append(index.exemplars.best_similarities(query, pool))
     return pools, values
 
 

@@ -3,7 +3,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from shared.taxonomy.search import FusionWeights
+from shared.taxonomy.search import FusionWeights, exemplar_scores
 
 PILLOW = "Velvet Throw Pillow 18x18\nA soft decorative pillow for the sofa, &quot;navy&quot; cover, SKU TP-1818"
 
@@ -111,3 +111,14 @@ def test_a_category_the_head_noun_only_qualifies_loses_a_share_of_its_name_signa
     weights = FusionWeights(modifier_name_discount=0.25, depth_penalty=0.0)
     fused = google_index.fuse(signals, weights)
     assert fused[0, 1] == pytest.approx(7.5) and fused[0, 0] == pytest.approx(10.0)
+
+
+def test_exemplar_scores_with_a_margin_count_only_what_comes_near_the_closest():
+    similarities = np.array([0.9, 0.8, 0.7, 0.4, -0.1], dtype=np.float32)
+    np.testing.assert_allclose(
+        exemplar_scores(similarities, 0.0), [0.9, 0.8, 0.7, 0.4, 0.0], atol=1e-6
+    )
+    np.testing.assert_allclose(
+        exemplar_scores(similarities, 0.15), [0.15, 0.05, 0.0, 0.0, 0.0], atol=1e-6
+    )
+    assert exemplar_scores(np.zeros(0, dtype=np.float32), 0.15).shape == (0,)
