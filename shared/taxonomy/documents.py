@@ -74,6 +74,13 @@ def knowledge_document(knowledge: Knowledge | None) -> dict[str, float]:
     )
 
 
+def regional_document(knowledge: Knowledge | None) -> dict[str, float]:
+    """The terms of a category's regional names (Latin American Spanish, Brazilian Portuguese)."""
+    if knowledge is None:
+        return {}
+    return dict(Counter(term for name in knowledge.regional for term in terms(name)))
+
+
 def knowledge_terms_document(category: Category, knowledge: Knowledge | None) -> dict[str, float]:
     """The words for the kind of product a category holds: its name and its knowledge's terms.
 

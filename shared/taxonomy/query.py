@@ -77,6 +77,32 @@ def query_terms(product: str) -> dict[str, float]:
     return dict(weights)
 
 
+# Function words that tell a listing in a language that names the product
+# first ("Interruptor doble New Light", "Cibo secco per gatti") from one in
+# English, which names it last. Words both languages use ("a", "no", "in")
+# are left out.
+NOUN_FIRST_WORDS = frozenset(
+    """
+    de del la las el los y para con por una unos unas que es su sus al lo
+    le les des du et pour avec une au aux sur dans est
+    il di della delle dei per nel nella gli
+    da dos das em com uma ao pelo pela
+    """.split()
+)
+ENGLISH_WORDS = frozenset(
+    "the and for with of to is your this our an on it that are from by you its".split()
+)
+WORDS = re.compile(r"[a-z]+")
+
+
+def names_product_first(product: str) -> bool:
+    """Whether the listing's function words are mostly Spanish, French, Italian or Portuguese."""
+    words = WORDS.findall(clean(product))
+    noun_first = sum(word in NOUN_FIRST_WORDS for word in words)
+    english = sum(word in ENGLISH_WORDS for word in words)
+    return noun_first > english
+
+
 def head_term(product: str) -> str | None:
     """The last term of the title's head phrase: the head noun of an English title.
 

@@ -46,6 +46,7 @@ from shared.taxonomy.models import Candidate, Taxonomy
 from shared.taxonomy.query import (
     head_term,
     listing_text,
+    names_product_first,
     query_terms,
     semantic_text,
     split_listing,
@@ -75,6 +76,9 @@ class FusionWeights:
     # words, "mouse" for Mice but not for Mouse Pads (product_head); the
     # listing's similarity to the category's closest exemplar title.
     knowledge: float = 0.0
+    # BM25 of a Spanish or Portuguese listing's query over the category's
+    # regional names (knowledge/store.py), a field of their own.
+    regional: float = 0.0
     knowledge_head: float = 0.0
     product_head: float = 0.0
     exemplar: float = 0.0
@@ -150,6 +154,7 @@ TAXONOMY_WEIGHTS = {
         depth_penalty=3.0,
         translated_terms=0.3,
         knowledge=1.0,
+        regional=1.0,
         knowledge_head=4.0,
         product_head=16.0,
         exemplar=30.0,
@@ -197,6 +202,7 @@ class CandidateIndex:
     translations: Translations
     knowledge: TermIndex
     knowledge_terms: TermIndex
+    regional: TermIndex
     heads: TermIndex
     modifiers: TermIndex
     exemplars: Exemplars
@@ -339,6 +345,12 @@ class CandidateIndex:
             signals["coverage"] = coverage
             if wanted("parent_coverage"):
                 signals["parent_coverage"] = self.children.parent_excess(coverage)
+        if wanted("regional"):
+            signals["regional"] = (
+                self.regional.scores(query)
+                if names_product_first(product)
+                else np.zeros(len(self.ids), dtype=np.float32)
+            )
         if wanted("knowledge") or wanted("child_knowledge"):
             knowledge = self.knowledge.scores(query)
             signals["knowledge"] = knowledge

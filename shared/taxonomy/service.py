@@ -14,6 +14,7 @@ from shared.taxonomy.documents import (
     build_documents,
     knowledge_document,
     heads_document,
+    regional_document,
     knowledge_terms_document,
     modifiers_document,
     shopify_names_by_language,
@@ -40,7 +41,7 @@ logger = logging.getLogger(__name__)
 # Dimensions the category sentence vectors keep (of 512), part of the cache key: see lowrank.py.
 SENTENCE_RANK = 256
 # Bump whenever what goes into the index changes, so old caches are ignored.
-INDEX_FORMAT = "13"
+INDEX_FORMAT = "14"
 # Exemplar titles embedded between two progress lines of a cold build.
 EXEMPLAR_PROGRESS_EVERY = 5000
 
@@ -85,6 +86,9 @@ def build_arrays(
         **bm25_index(
             [knowledge_terms_document(c, knowledge.get(c.id)) for c in categories]
         ).to_arrays("knowledge_terms_"),
+        **bm25_index([regional_document(knowledge.get(c.id)) for c in categories]).to_arrays(
+            "regional_"
+        ),
         **bm25_index([heads_document(c, knowledge.get(c.id)) for c in categories]).to_arrays(
             "heads_"
         ),
@@ -197,7 +201,9 @@ def parents_own_titles(
         kept = (own @ np.concatenate(theirs).T).max(axis=1) < threshold
         record = knowledge[parent_id]
         kept_knowledge[parent_id] = Knowledge(
-            titles=[title for title, keep in zip(record.titles, kept) if keep], terms=record.terms
+            titles=[title for title, keep in zip(record.titles, kept) if keep],
+            terms=record.terms,
+            regional=record.regional,
         )
         kept_vectors[parent_id] = own[kept]
     return kept_knowledge, kept_vectors
@@ -287,6 +293,7 @@ def index_from_arrays(taxonomy: Taxonomy, arrays: dict[str, np.ndarray]) -> Cand
         translations=Translations.from_arrays(arrays, "translations_"),
         knowledge=TermIndex.from_arrays(arrays, "knowledge_", word_maps),
         knowledge_terms=TermIndex.from_arrays(arrays, "knowledge_terms_", word_maps),
+        regional=TermIndex.from_arrays(arrays, "regional_", word_maps),
         heads=TermIndex.from_arrays(arrays, "heads_", word_maps),
         modifiers=TermIndex.from_arrays(arrays, "modifiers_", word_maps),
         exemplars=Exemplars.from_arrays(arrays, "exemplars_"),

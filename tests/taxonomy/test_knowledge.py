@@ -196,3 +196,48 @@ def test_knowledge_words_in_other_scripts_find_their_category(taxonomy_dir, cach
         best = index.candidates(product)[0]
         assert best.category.name == "Vases"
         assert best.votes >= 1
+
+
+def test_regional_names_are_read_apart_and_must_be_a_list_of_strings(tmp_path):
+    folder = tmp_path / folder_name("Google", "v1")
+    regional = {"id": "1", "titles": ["Popcorn Maker"], "terms": [], "regional": ["crispetera"]}
+    write(
+        folder,
+        "a.jsonl",
+        [
+            json.dumps(regional),
+            json.dumps({"id": "2", "titles": [], "terms": [], "regional": "pochoclera"}),
+        ],
+    )
+    knowledge = load_knowledge("Google", "v1", tmp_path)
+    assert knowledge["1"].regional == ["crispetera"] and knowledge["1"].terms == []
+    assert "2" not in knowledge  # a string where a list belongs: malformed
+
+
+def test_pack_puts_regional_names_in_a_file_of_their_own(tmp_path):
+    taxonomy = load_taxonomy(FIXTURES, "Google")
+    ids = list(taxonomy.categories)
+    folder = tmp_path / folder_name("Google", taxonomy.version)
+    write(folder, "a.jsonl", [json.dumps({"id": ids[0], "titles": ["Vase"], "terms": ["vase"]})])
+    regional = {"id": ids[0], "titles": [], "terms": [], "regional": ["florero", "Florero", "vaso"]}
+    write(folder, "b.jsonl", [json.dumps(regional)])
+    packed = pack.pack(taxonomy, tmp_path)
+    assert [p.name for p in packed] == [pack.PACKED_NAME, pack.REGIONAL_NAME]
+    lines = [json.loads(line) for line in gzip.open(packed[1], "rt", encoding="utf-8")]
+    assert lines == [{"id": ids[0], "titles": [], "terms": [], "regional": ["florero", "vaso"]}]
+    after = load_knowledge("Google", taxonomy.version, tmp_path)
+    assert after[ids[0]].titles == ["Vase"] and after[ids[0]].regional == ["florero", "vaso"]
+
+
+def test_regional_names_find_their_category_for_listings_in_spanish(
+    taxonomy_dir, cache_dir, tmp_path
+):
+    # An invented word, so that no name, alias or exemplar holds it.
+    toys = {"id": "7", "titles": [], "terms": [], "regional": ["quibblero para gatos"]}
+    index = load_index(taxonomy_dir, "Google", cache_dir, knowledge_dir(tmp_path, [toys]))
+    reading = dataclasses.replace(index, weights=dataclasses.replace(index.weights, regional=1.0))
+    spanish, english = "Quibblero para el gato, azul", "Quibblero for the cat, blue"
+    cat_toys = reading.ids.index("7")
+    assert reading.signals_many([spanish])[1]["regional"][0, cat_toys] > 0
+    # An English listing does not read them: words both languages spell alike.
+    assert not reading.signals_many([english])[1]["regional"].any()

@@ -1,6 +1,7 @@
 import pytest
 
 from shared.taxonomy.query import (
+    names_product_first,
     SPECIFICATION_WEIGHT,
     TITLE_WEIGHT,
     head_term,
@@ -71,3 +72,10 @@ def test_the_listing_text_reads_further_into_the_description_than_the_semantic_t
 def test_a_listing_the_semantic_text_holds_whole_has_no_listing_text():
     assert listing_text("Sunset Coil\nA gold-plated ring.") is None
     assert listing_text("Sunset Coil") is None
+
+
+def test_listings_that_name_the_product_first_are_told_by_their_function_words():
+    assert names_product_first("Interruptor doble New Light\nEl interruptor de la sala es blanco")
+    assert names_product_first("Cibo secco per gatti adulti al salmone, della casa")
+    assert not names_product_first("Dog leash for the park, with a padded handle")
+    assert not names_product_first("Zapatillas Doradas")  # no function word at all

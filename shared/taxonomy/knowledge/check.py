@@ -36,6 +36,7 @@ class Report:
     thin: list[str] = field(default_factory=list)
     titles: int = 0
     terms: int = 0
+    regional: int = 0
 
     @property
     def ok(self) -> bool:
@@ -58,6 +59,7 @@ def check(taxonomy: Taxonomy, data_dir: Path = DATA_DIR) -> Report:
         report.with_record += 1
         report.titles += len(entry.titles)
         report.terms += len(entry.terms)
+        report.regional += len(entry.regional)
         if len(entry.titles) < MIN_TITLES or len(entry.terms) < MIN_TERMS:
             report.thin.append(category_id)
     return report
@@ -70,7 +72,8 @@ def format_report(report: Report) -> str:
 
     lines = [
         f"{report.taxonomy} {report.version}: {report.with_record} of {report.categories} "
-        f"categories have a record ({report.titles} titles, {report.terms} terms)",
+        f"categories have a record ({report.titles} titles, {report.terms} terms, "
+        f"{report.regional} regional names)",
     ]
     for label, ids in (
         ("without a record", report.missing),

@@ -6,8 +6,9 @@ Writers append to files of their own (`*.jsonl`); this folds every file of a
 version's folder into `knowledge.jsonl.gz`: a category's records become one,
 in the taxonomy's order, with repeated titles and terms (same words, any
 case) kept once. Titles and terms written in another script than Latin
-(Ukrainian, Hebrew, Japanese...) go to `other-scripts.jsonl.gz` instead, so
-that each file stays small enough to review and to diff; it sorts after the
+(Ukrainian, Hebrew, Japanese...) go to `other-scripts.jsonl.gz` instead, and
+the regional names (`"regional"`, store.py) to `regional.jsonl.gz`, so that
+each file stays small enough to review and to diff; they sort after the
 first, so the service reads a category's texts in the same order. The
 merged files are removed. Run `check` afterwards.
 """
@@ -30,18 +31,20 @@ from shared.taxonomy.models import Taxonomy
 
 PACKED_NAME = "knowledge.jsonl.gz"
 OTHER_SCRIPTS_NAME = "other-scripts.jsonl.gz"
+REGIONAL_NAME = "regional.jsonl.gz"
 # The last code point of the Latin alphabets (accented and extended letters included).
 LATIN_END = 0x024F
 
 
 def pack(taxonomy: Taxonomy, data_dir: Path = DATA_DIR) -> list[Path]:
-    """The packed files written: the Latin-script one, and the other scripts' if any text is."""
+    """The packed files written: the Latin-script one, and the other scripts' and the regional
+    names' where there are any."""
     files = knowledge_files(taxonomy.name, taxonomy.version, data_dir)
     knowledge = load_knowledge(taxonomy.name, taxonomy.version, data_dir)
     order = {category_id: n for n, category_id in enumerate(taxonomy.categories)}
     # Ids the taxonomy lacks (removed categories) go last, for `check` to list.
     ids = sorted(knowledge, key=lambda category_id: (order.get(category_id, len(order)), category_id))
-    by_file: dict[str, list[dict]] = {PACKED_NAME: [], OTHER_SCRIPTS_NAME: []}
+    by_file: dict[str, list[dict]] = {PACKED_NAME: [], OTHER_SCRIPTS_NAME: [], REGIONAL_NAME: []}
     for category_id in ids:
         titles, terms = _once(knowledge[category_id].titles), _once(knowledge[category_id].terms)
         for name, latin in ((PACKED_NAME, True), (OTHER_SCRIPTS_NAME, False)):
@@ -53,6 +56,11 @@ def pack(taxonomy: Taxonomy, data_dir: Path = DATA_DIR) -> list[Path]:
             # Every category keeps its line in the first file, as `check` expects of a record.
             if latin or record["titles"] or record["terms"]:
                 by_file[name].append(record)
+        regional = _once(knowledge[category_id].regional)
+        if regional:
+            by_file[REGIONAL_NAME].append(
+                {"id": category_id, "titles": [], "terms": [], "regional": regional}
+            )
     folder = data_dir / folder_name(taxonomy.name, taxonomy.version)
     temporaries = {
         folder / name: _write(folder / name, records)

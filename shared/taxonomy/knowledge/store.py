@@ -5,7 +5,12 @@ Each taxonomy version has a folder under `data/` (`google-2021-09-21`,
 or gzipped (`*.jsonl.gz`, as shipped). One record a line:
 
     {"id": "<category id>", "titles": ["<a product title as merchants write it>", ...],
-     "terms": ["<a word or phrase for that kind of product>", ...]}
+     "terms": ["<a word or phrase for that kind of product>", ...],
+     "regional": ["<its names in Latin American Spanish and Brazilian Portuguese>", ...]}
+
+"regional" is optional: those names are searched as a field of their own
+(fourteenth round, docs/classification.md), so that they do not lengthen
+the English field and reorder English listings' matches.
 
 A category may appear in several records (a later one adds to the earlier);
 categories with no record work from their names alone.
@@ -26,6 +31,7 @@ DATA_DIR = Path(__file__).parent / "data"
 class Knowledge:
     titles: list[str] = field(default_factory=list)
     terms: list[str] = field(default_factory=list)
+    regional: list[str] = field(default_factory=list)
 
 
 def folder_name(taxonomy: str, version: str) -> str:
@@ -57,10 +63,11 @@ def read_records(path: Path) -> Iterator[tuple[int, dict | None, str]]:
 def _well_formed(record: object) -> bool:
     if not isinstance(record, dict) or not isinstance(record.get("id"), str):
         return False
-    return all(
-        isinstance(record.get(key), list) and all(isinstance(item, str) for item in record[key])
-        for key in ("titles", "terms")
-    )
+    return all(_strings(record.get(key)) for key in ("titles", "terms")) and _strings(record.get("regional", []))
+
+
+def _strings(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
 def load_knowledge(taxonomy: str, version: str, data_dir: Path = DATA_DIR) -> dict[str, Knowledge]:
@@ -73,4 +80,5 @@ def load_knowledge(taxonomy: str, version: str, data_dir: Path = DATA_DIR) -> di
             entry = found.setdefault(record["id"], Knowledge())
             entry.titles.extend(title.strip() for title in record["titles"] if title.strip())
             entry.terms.extend(term.strip() for term in record["terms"] if term.strip())
+            entry.regional.extend(name.strip() for name in record.get("regional", []) if name.strip())
     return found
