@@ -9,6 +9,8 @@ held-out folds, see docs/classification.md):
 - cosine similarity of the title's static embedding and the category's;
 - cosine similarity of the multilingual sentence embeddings of the listing's
   beginning and of the category's name;
+- for a Shopify listing in Spanish or Portuguese, BM25 of the query against
+  the category's names in Latin American Spanish and Brazilian Portuguese;
 - BM25 of the query against the product knowledge written for it (typical
   titles and the words shoppers use: "iPhone" finds Mobile Phones), a bonus
   when the title's head noun heads one of its product words, and the
