@@ -69,16 +69,18 @@ def knowledge_document(knowledge: Knowledge | None) -> dict[str, float]:
     """The terms of a category's exemplar titles and product words, with their counts."""
     if knowledge is None:
         return {}
-    return dict(
-        Counter(term for text in [*knowledge.titles, *knowledge.terms] for term in terms(text))
-    )
+    return _term_counts([*knowledge.titles, *knowledge.terms])
 
 
 def regional_document(knowledge: Knowledge | None) -> dict[str, float]:
     """The terms of a category's regional names (Latin American Spanish, Brazilian Portuguese)."""
     if knowledge is None:
         return {}
-    return dict(Counter(term for name in knowledge.regional for term in terms(name)))
+    return _term_counts(knowledge.regional)
+
+
+def _term_counts(texts: list[str]) -> dict[str, float]:
+    return dict(Counter(term for text in texts for term in terms(text)))
 
 
 def knowledge_terms_document(category: Category, knowledge: Knowledge | None) -> dict[str, float]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from pathlib import Path
 
@@ -200,10 +201,8 @@ def parents_own_titles(
             continue
         kept = (own @ np.concatenate(theirs).T).max(axis=1) < threshold
         record = knowledge[parent_id]
-        kept_knowledge[parent_id] = Knowledge(
-            titles=[title for title, keep in zip(record.titles, kept) if keep],
-            terms=record.terms,
-            regional=record.regional,
+        kept_knowledge[parent_id] = dataclasses.replace(
+            record, titles=[title for title, keep in zip(record.titles, kept) if keep]
         )
         kept_vectors[parent_id] = own[kept]
     return kept_knowledge, kept_vectors
