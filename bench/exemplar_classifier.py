@@ -9,8 +9,8 @@ softmax over the categories is fitted on them (minibatch Adam, numpy only),
 then each file is scored by store folds as in fusion_folds.py: the
 classifier alone, the current fusion, and the fusion plus `w` times the
 classifier's log-probability (floored at LOG_PROBABILITY_FLOOR). Prints the
-training loss per epoch and, per fold, recall@1 / recall@5 and top-level
-agreement of the first candidate (docs/classification.md, fifteenth round).
+training loss per epoch and, per fold, the figures fusion_folds.py prints
+(docs/classification.md, fifteenth round).
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
-from fusion_folds import _exemplar_pool, fold_numbers, read
+from fusion_folds import _exemplar_pool, fold_line, fold_numbers, fused_scores, read
 from shared.settings import Settings
 from shared.taxonomy.knowledge.store import DATA_DIR as KNOWLEDGE_DIR
-from shared.taxonomy.search import TAXONOMY_WEIGHTS, _has_letters, exemplar_scores
+from shared.taxonomy.search import TAXONOMY_WEIGHTS, _has_letters
 from shared.taxonomy.service import load_index
 
 BATCH_SIZE = 1024
@@ -70,19 +70,6 @@ def softmax(logits: np.ndarray) -> np.ndarray:
     return shifted / shifted.sum(axis=1, keepdims=True)
 
 
-def fold_line(index, scores, label_rows, labels, folds) -> str:
-    ranks = (scores > scores[np.arange(len(labels)), label_rows][:, None]).sum(axis=1)
-    tops = scores.argmax(axis=1)
-    parts = []
-    for fold in range(folds.max() + 1):
-        mask = folds == fold
-        firsts = [index.taxonomy.categories[index.ids[t]] for t in tops[mask]]
-        truths = [label for label, m in zip(labels, mask) if m]
-        top = np.mean([a.tags[0] == b.tags[0] for a, b in zip(firsts, truths)])
-        parts.append(f"{np.mean(ranks[mask] < 1):.3f}/{np.mean(ranks[mask] < 5):.3f} t{top:.3f}")
-    return " | ".join(parts)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="+", type=Path)
@@ -110,11 +97,7 @@ def main() -> None:
         folds = fold_numbers(items, 3)
         sentences, signals = index.signals_many([i["product"] for i in items])
         pools, similarities = _exemplar_pool(index, base, sentences, signals)
-        fused = index.fuse(signals, base)
-        for row in range(len(items)):
-            fused[row, pools[row]] += base.exemplar * exemplar_scores(
-                similarities[row], base.exemplar_margin
-            )
+        fused = fused_scores(index, base, signals, pools, similarities)
         reduced = (sentences - exemplars.vectors.mean) @ exemplars.vectors.basis
         log_probabilities = np.log(softmax(reduced @ weights_matrix + biases) + 1e-30)
         floored = np.maximum(log_probabilities, LOG_PROBABILITY_FLOOR)

@@ -97,30 +97,42 @@ def main() -> None:
                 sentences, signals = reader.signals_many([i["product"] for i in items])
                 pools, exemplar = _exemplar_pool(index, base, sentences, signals)
                 read_as = reading
-            scores = index.fuse(signals, weights)
-            for row in range(len(items)):
-                scores[row, pools[row]] += weights.exemplar * exemplar_scores(
-                    exemplar[row], weights.exemplar_margin
-                )
-            ranks = (scores > scores[np.arange(len(items)), label_rows][:, None]).sum(axis=1)
-            tops = scores.argmax(axis=1)
+            scores = fused_scores(index, weights, signals, pools, exemplar)
             changed = {
                 f.name: getattr(weights, f.name)
                 for f in dataclasses.fields(weights)
                 if getattr(weights, f.name) != getattr(base, f.name) or f.name in dict(grid)
             }
-            line = []
-            for fold in range(args.folds):
-                mask = folds == fold
-                r = ranks[mask]
-                top_paths = [index.taxonomy.categories[index.ids[t]] for t in tops[mask]]
-                fold_labels = [label for label, m in zip(labels, mask) if m]
-                path_ok = np.mean([a.in_line_with(b) for a, b in zip(top_paths, fold_labels)])
-                top_ok = np.mean([a.tags[0] == b.tags[0] for a, b in zip(top_paths, fold_labels)])
-                line.append(
-                    f"{np.mean(r < 1):.3f}/{np.mean(r < 5):.3f}/{np.mean(r < 15):.3f} p{path_ok:.3f} t{top_ok:.3f}"
-                )
-            print(f"  {changed}: " + " | ".join(line))
+            line = fold_line(index, scores, label_rows, labels, folds)
+            print(f"  {changed}: {line}")
+
+
+def fused_scores(index, weights, signals, pools, exemplar) -> np.ndarray:
+    """The fusion of `weights` (items x categories), the nearest exemplars added on each item's pool."""
+    scores = index.fuse(signals, weights)
+    for row in range(len(scores)):
+        scores[row, pools[row]] += weights.exemplar * exemplar_scores(
+            exemplar[row], weights.exemplar_margin
+        )
+    return scores
+
+
+def fold_line(index, scores, label_rows, labels, folds) -> str:
+    """Per fold: recall@1/5/15 of the labels, path-consistent and top-level agreement of the first."""
+    ranks = (scores > scores[np.arange(len(labels)), label_rows][:, None]).sum(axis=1)
+    tops = scores.argmax(axis=1)
+    parts = []
+    for fold in range(folds.max() + 1):
+        mask = folds == fold
+        r = ranks[mask]
+        top_paths = [index.taxonomy.categories[index.ids[t]] for t in tops[mask]]
+        fold_labels = [label for label, m in zip(labels, mask) if m]
+        path_ok = np.mean([a.in_line_with(b) for a, b in zip(top_paths, fold_labels)])
+        top_ok = np.mean([a.tags[0] == b.tags[0] for a, b in zip(top_paths, fold_labels)])
+        parts.append(
+            f"{np.mean(r < 1):.3f}/{np.mean(r < 5):.3f}/{np.mean(r < 15):.3f} p{path_ok:.3f} t{top_ok:.3f}"
+        )
+    return " | ".join(parts)
 
 
 def _exemplar_pool(index, weights, sentences, signals):
