@@ -140,6 +140,7 @@ TAXONOMY_WEIGHTS = {
     GOOGLE: FusionWeights(
         head_noun=4.0,
         knowledge=1.25,
+        regional=1.0,
         knowledge_head=4.0,
         product_head=16.0,
         exemplar=60.0,

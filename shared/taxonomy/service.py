@@ -42,7 +42,7 @@ logger = logging.getLogger(__name__)
 # Dimensions the category sentence vectors keep (of 512), part of the cache key: see lowrank.py.
 SENTENCE_RANK = 256
 # Bump whenever what goes into the index changes, so old caches are ignored.
-INDEX_FORMAT = "14"
+INDEX_FORMAT = "15"
 # Exemplar titles embedded between two progress lines of a cold build.
 EXEMPLAR_PROGRESS_EVERY = 5000
 
@@ -111,7 +111,8 @@ def build_arrays(
 def category_knowledge(
     taxonomy: Taxonomy, taxonomy_dir: Path, knowledge_dir: Path = KNOWLEDGE_DIR
 ) -> dict[str, Knowledge]:
-    """A category's own knowledge; for Google, also the terms of Shopify categories mapped to it.
+    """A category's own knowledge; for Google, also the terms and regional names of the
+    Shopify categories mapped to it.
 
     Google files under one category what Shopify splits into several
     (T-shirts, polos and tank tops are all "Shirts & Tops"), so the words
@@ -129,7 +130,9 @@ def category_knowledge(
         source = mapped.get(shopify_id)
         if source is None or google_id not in taxonomy.categories:
             continue
-        knowledge.setdefault(google_id, Knowledge()).terms.extend(source.terms)
+        entry = knowledge.setdefault(google_id, Knowledge())
+        entry.terms.extend(source.terms)
+        entry.regional.extend(source.regional)
     return knowledge
 
 

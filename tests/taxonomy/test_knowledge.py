@@ -8,7 +8,7 @@ from pathlib import Path
 from shared.taxonomy.files import load_taxonomy
 from shared.taxonomy.knowledge import check, pack
 from shared.taxonomy.knowledge.store import DATA_DIR, folder_name, load_knowledge
-from shared.taxonomy.service import load_index
+from shared.taxonomy.service import category_knowledge, load_index
 from tests.conftest import TAXONOMY_DIR
 
 FIXTURES = Path(__file__).parent / "data"
@@ -241,3 +241,16 @@ def test_regional_names_find_their_category_for_listings_in_spanish(
     assert reading.signals_many([spanish])[1]["regional"][0, cat_toys] > 0
     # An English listing does not read them: words both languages spell alike.
     assert not reading.signals_many([english])[1]["regional"].any()
+
+
+def test_google_takes_the_terms_and_regional_names_of_the_shopify_categories_mapped_to_it(
+    taxonomy_dir, tmp_path
+):
+    # shopify_to_google.tsv maps Shopify's Vases (hg-1-2) to Google's (13).
+    folder = tmp_path / "knowledge"
+    vases = {"id": "hg-1-2", "titles": ["Vase"], "terms": ["ваза"], "regional": ["florero"]}
+    write(folder / folder_name("Shopify", "2031-07"), "a.jsonl", [json.dumps(vases)])
+    google = load_taxonomy(taxonomy_dir, "Google")
+    knowledge = category_knowledge(google, taxonomy_dir, folder)
+    assert knowledge["13"].terms == ["ваза"] and knowledge["13"].regional == ["florero"]
+    assert knowledge["13"].titles == []  # titles stay the Shopify category's own
