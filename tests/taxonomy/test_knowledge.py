@@ -254,3 +254,16 @@ def test_google_takes_the_terms_and_regional_names_of_the_shopify_categories_map
     knowledge = category_knowledge(google, taxonomy_dir, folder)
     assert knowledge["13"].terms == ["ваза"] and knowledge["13"].regional == ["florero"]
     assert knowledge["13"].titles == []  # titles stay the Shopify category's own
+
+
+def test_pack_continues_in_a_second_file_past_its_record_limit(tmp_path, monkeypatch):
+    taxonomy = load_taxonomy(FIXTURES, "Google")
+    ids = list(taxonomy.categories)[:3]
+    folder = tmp_path / folder_name("Google", taxonomy.version)
+    write(folder, "a.jsonl", [record(category_id) for category_id in ids])
+    monkeypatch.setattr(pack, "RECORDS_PER_FILE", 2)
+    packed = pack.pack(taxonomy, tmp_path)
+    assert [p.name for p in packed] == [pack.PACKED_NAME, pack.CONTINUED_NAME]
+    second = [json.loads(line)["id"] for line in gzip.open(packed[1], "rt", encoding="utf-8")]
+    assert second == ids[2:]
+    assert sorted(load_knowledge("Google", taxonomy.version, tmp_path)) == sorted(ids)

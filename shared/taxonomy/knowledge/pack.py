@@ -3,7 +3,8 @@
     python -m shared.taxonomy.knowledge.pack TAXONOMY_DIR
 
 Writers append to files of their own (`*.jsonl`); this folds every file of a
-version's folder into `knowledge.jsonl.gz`: a category's records become one,
+version's folder into `knowledge.jsonl.gz` (past `RECORDS_PER_FILE` records,
+`knowledge.2.jsonl.gz` too): a category's records become one,
 in the taxonomy's order, with repeated titles and terms (same words, any
 case) kept once. Titles and terms written in another script than Latin
 (Ukrainian, Hebrew, Japanese...) go to `other-scripts.jsonl.gz` instead, and
@@ -30,6 +31,10 @@ from shared.taxonomy.knowledge.store import (
 from shared.taxonomy.models import Taxonomy
 
 PACKED_NAME = "knowledge.jsonl.gz"
+# Latin-script records past this many go to a second file, so that no file
+# passes 2 MB (Shopify's 10,595 records pack to about 2.1 MB in one).
+RECORDS_PER_FILE = 6000
+CONTINUED_NAME = "knowledge.2.jsonl.gz"
 OTHER_SCRIPTS_NAME = "other-scripts.jsonl.gz"
 REGIONAL_NAME = "regional.jsonl.gz"
 # The last code point of the Latin alphabets (accented and extended letters included).
@@ -61,6 +66,8 @@ def pack(taxonomy: Taxonomy, data_dir: Path = DATA_DIR) -> list[Path]:
             by_file[REGIONAL_NAME].append(
                 {"id": category_id, "titles": [], "terms": [], "regional": regional}
             )
+    latin = by_file[PACKED_NAME]
+    by_file[PACKED_NAME], by_file[CONTINUED_NAME] = latin[:RECORDS_PER_FILE], latin[RECORDS_PER_FILE:]
     folder = data_dir / folder_name(taxonomy.name, taxonomy.version)
     temporaries = {
         folder / name: _write(folder / name, records)
