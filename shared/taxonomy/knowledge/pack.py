@@ -66,8 +66,11 @@ def pack(taxonomy: Taxonomy, data_dir: Path = DATA_DIR) -> list[Path]:
             by_file[REGIONAL_NAME].append(
                 {"id": category_id, "titles": [], "terms": [], "regional": regional}
             )
-    latin = by_file[PACKED_NAME]
-    by_file[PACKED_NAME], by_file[CONTINUED_NAME] = latin[:RECORDS_PER_FILE], latin[RECORDS_PER_FILE:]
+    latin_records = by_file[PACKED_NAME]
+    by_file[PACKED_NAME], by_file[CONTINUED_NAME] = (
+        latin_records[:RECORDS_PER_FILE],
+        latin_records[RECORDS_PER_FILE:],
+    )
     folder = data_dir / folder_name(taxonomy.name, taxonomy.version)
     temporaries = {
         folder / name: _write(folder / name, records)
