@@ -86,8 +86,25 @@ def terms(text: str) -> list[str]:
             found.extend(_character_pairs(word))
         elif len(word) >= MIN_TERM_LENGTH and word not in STOPWORDS:
             language = STEMMER_BY_SCRIPT.get(script or "")
-            found.append(_stemmer(language).stemWord(word) if language else word)
+            found.append(_stem(word, language) if language else word)
     return found
+
+
+def _stem(word: str, language: str) -> str:
+    stem = _stemmer(language).stemWord(word)
+    if language == "english" and _lost_agent_suffix(word, stem):
+        return word.removesuffix("s")
+    return stem
+
+
+def _lost_agent_suffix(word: str, stem: str) -> bool:
+    """Whether the stemmer cut the "-er" of a product's name.
+
+    Snowball cuts it from long words, so the thing would match the act or
+    what it acts on: "conditioner" = "condition" (of a used item),
+    "recorder" = "record", "windbreaker" = "windbreak", "container" = "contains".
+    """
+    return word.endswith(("er", "ers")) and not stem.endswith("er") and word.startswith(stem[:-1])
 
 
 def is_latin(term: str) -> bool:

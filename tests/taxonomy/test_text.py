@@ -27,6 +27,15 @@ def test_terms_are_stemmed_content_words_without_numbers_or_stop_words():
     assert terms("The Ceramic Mugs for 2 cups, SKU-123") == ["ceram", "mug", "cup", "sku"]
 
 
+def test_a_product_named_by_its_agent_noun_keeps_the_er():
+    # Snowball alone makes a windbreaker a windbreak and a conditioner a "condition: used".
+    assert terms("Windbreakers") == terms("windbreaker") == ["windbreaker"]
+    assert terms("windbreak") != terms("windbreaker")
+    assert terms("conditioner") != terms("excellent condition")[-1:]
+    assert terms("Voice Recorders, records, controllers") == ["voic", "recorder", "record", "controller"]
+    assert terms("paper dryers") == ["paper", "dryer"]
+
+
 def test_cyrillic_words_are_stemmed_as_russian():
     assert terms("Кремы для лица") == terms("крем лицо")
 
