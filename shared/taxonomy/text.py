@@ -44,6 +44,18 @@ STOPWORDS = frozenset(
     من في مع على عن
     """.split()
 )
+# English plurals the stemmer does not join to their singular, among the words
+# of category names and listings: "Kitchen Knives" must match a chef knife,
+# "Mice & Trackballs" a wireless mouse. Not "feet" (a length in descriptions)
+# nor "leaves" (a verb: "leaves hair soft").
+IRREGULAR_PLURALS = {
+    "knives": "knife", "shelves": "shelf", "scarves": "scarf", "wolves": "wolf", "hooves": "hoof",
+    "thieves": "thief", "dwarves": "dwarf", "elves": "elf", "wives": "wife", "loaves": "loaf",
+    "teeth": "tooth", "geese": "goose", "mice": "mouse", "cacti": "cactus", "oxen": "ox",
+}
+# The same at the end of a compound: "bookshelves", "penknives".
+COMPOUND_PLURALS = {"knives": "knife", "shelves": "shelf"}
+
 # Combining marks after these letters are accents that listings often omit
 # (é, Greek tonos, Hebrew points, Arabic vowel marks): folded away. After
 # other letters they are part of the letter (Ukrainian й and ї, the voicing
@@ -91,10 +103,22 @@ def terms(text: str) -> list[str]:
 
 
 def _stem(word: str, language: str) -> str:
+    if language == "english":
+        word = _singular(word)
     stem = _stemmer(language).stemWord(word)
     if language == "english" and _lost_agent_suffix(word, stem):
         return word.removesuffix("s")
     return stem
+
+
+def _singular(word: str) -> str:
+    """The singular of an irregular plural, which the stemmer leaves apart ("knives" -> "knive")."""
+    if word in IRREGULAR_PLURALS:
+        return IRREGULAR_PLURALS[word]
+    for plural, singular in COMPOUND_PLURALS.items():
+        if word.endswith(plural):
+            return word.removesuffix(plural) + singular
+    return word
 
 
 def _lost_agent_suffix(word: str, stem: str) -> bool:

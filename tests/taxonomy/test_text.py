@@ -36,6 +36,12 @@ def test_a_product_named_by_its_agent_noun_keeps_the_er():
     assert terms("paper dryers") == ["paper", "dryer"]
 
 
+def test_irregular_plurals_are_their_singular():
+    assert terms("Kitchen Knives, Bookshelves, Scarves, Mice, Teeth") == terms(
+        "kitchen knife, bookshelf, scarf, mouse, tooth"
+    )
+
+
 def test_cyrillic_words_are_stemmed_as_russian():
     assert terms("Кремы для лица") == terms("крем лицо")
 
