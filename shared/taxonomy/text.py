@@ -56,6 +56,10 @@ IRREGULAR_PLURALS = {
 # The same at the end of a compound: "bookshelves", "penknives".
 COMPOUND_PLURALS = {"knives": "knife", "shelves": "shelf"}
 
+# "Without" in the listing languages: "Zapatillas sin cordones" are shoes, not
+# laces; the next content word is what the product lacks, and is dropped.
+NEGATIONS = frozenset("without sin sem sans ohne senza zonder bez без".split())
+
 # Combining marks after these letters are accents that listings often omit
 # (é, Greek tonos, Hebrew points, Arabic vowel marks): folded away. After
 # other letters they are part of the letter (Ukrainian й and ї, the voicing
@@ -92,11 +96,18 @@ def clean(text: str) -> str:
 def terms(text: str) -> list[str]:
     """Stemmed content words of `text`, in order, repeats kept."""
     found: list[str] = []
+    negated = False
     for match in WORD.finditer(clean(text)):
         script, word = match.lastgroup, match.group()
-        if script == "unspaced":
+        if word in NEGATIONS:
+            negated = True
+        elif script == "unspaced":
             found.extend(_character_pairs(word))
         elif len(word) >= MIN_TERM_LENGTH and word not in STOPWORDS:
+            if negated:
+                # What the product is without names another product.
+                negated = False
+                continue
             language = STEMMER_BY_SCRIPT.get(script or "")
             found.append(_stem(word, language) if language else word)
     return found

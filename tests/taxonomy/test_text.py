@@ -42,6 +42,12 @@ def test_irregular_plurals_are_their_singular():
     )
 
 
+def test_what_a_product_is_without_is_not_a_term():
+    assert terms("Zapatillas sin Cordones para Bebé") == terms("zapatillas bebé")
+    assert terms("Sutiã sem alças") == terms("sutiã")
+    assert terms("Mug without the lid, blue") == terms("mug blue")
+
+
 def test_cyrillic_words_are_stemmed_as_russian():
     assert terms("Кремы для лица") == terms("крем лицо")
 
