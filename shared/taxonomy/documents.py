@@ -41,6 +41,8 @@ class CategoryDocument:
     name: dict[str, float]
     path: dict[str, float]
     own_name: dict[str, float]
+    # Each kind of product the name joins ("Scarves & Shawls": scarves, shawls).
+    kinds: list[dict[str, float]]
     embedding_text: str
 
 
@@ -54,15 +56,54 @@ def source_files(taxonomy_dir: Path) -> list[Path]:
 def build_documents(taxonomy: Taxonomy, taxonomy_dir: Path) -> list[CategoryDocument]:
     """One document per category, in the taxonomy's order."""
     aliases = _aliases(taxonomy, taxonomy_dir)
+    children_names: defaultdict[str, set[frozenset[str]]] = defaultdict(set)
+    for category in taxonomy.categories.values():
+        if category.parent_id:
+            children_names[category.parent_id].add(frozenset(terms(category.name)))
     return [
         CategoryDocument(
             name=_name_field(category, aliases.get(category.id, ())),
             path={term: 1.0 for term in terms(" ".join(category.tags[:-1]))},
             own_name={term: 1.0 for term in terms(category.name)},
+            kinds=_own_kinds(category, children_names[category.id]),
             embedding_text=" ".join(category.tags[-2:][::-1]),
         )
         for category in taxonomy.categories.values()
     ]
+
+
+def _own_kinds(category: Category, children_names: set[frozenset[str]]) -> list[dict[str, float]]:
+    """The kinds of product a category's name joins, but those a child is named after.
+
+    "Headphones & Headsets" files its headphones under its child "Headphones":
+    a pair of headphones covers that child's name, not a kind of its parent's.
+    """
+    kinds = [frozenset(terms(kind)) for kind in name_kinds(category.name)]
+    if len(kinds) < 2:
+        return []  # the whole name, which the name coverage already measures
+    return [dict.fromkeys(kind, 1.0) for kind in kinds if kind and kind not in children_names]
+
+
+def name_kinds(name: str) -> list[str]:
+    """The kinds of product a category name joins, each named in full.
+
+    "Scarves & Shawls" joins scarves and shawls; a shared word is lent to the
+    single-word parts: "Pet Vitamins & Supplements" is pet vitamins and pet
+    supplements, "Laser & IPL Hair Removal Devices" laser and IPL hair
+    removal devices. A name that joins nothing is its one kind.
+    """
+    parts = [part.split() for part in NAME_PARTS.split(name) if part.strip()]
+    if len(parts) < 2:
+        return [name]
+    first, last = parts[0], parts[-1]
+    if len(first) > 1 and all(len(part) == 1 for part in parts[1:]):
+        parts = [first, *([*first[:-1], *part] for part in parts[1:])]
+    elif len(last) > 1 and all(len(part) == 1 for part in parts[:-1]):
+        parts = [*([*part, *last[1:]] for part in parts[:-1]), last]
+    elif any(len(part) > 1 for part in parts):
+        # "Medical Needle & Syringe Sets": which words are shared is not clear.
+        return [name]
+    return [" ".join(part) for part in parts]
 
 
 def knowledge_document(knowledge: Knowledge | None) -> dict[str, float]:

@@ -197,6 +197,9 @@ class CandidateIndex:
     names: TermIndex
     paths: TermIndex
     coverage: TermIndex
+    # Name coverage of each kind of product a name joins, and the category each kind is of.
+    kind_coverage: TermIndex
+    kind_owners: np.ndarray
     vectors: np.ndarray
     embedder: StaticEmbedder
     sentence_vectors: LowRankVectors
@@ -325,6 +328,16 @@ class CandidateIndex:
         log_probabilities[rows] = self.branches.log_probabilities(mixed, [queries[row] for row in rows])
         return log_probabilities
 
+    def _coverage(self, present: dict[str, float], query: dict[str, float]) -> np.ndarray:
+        """How much of a category's name the query holds: of the whole name, or of one kind it joins.
+
+        "Silk scarf" covers "Scarves & Shawls" as fully as the fan shop's "Scarves".
+        """
+        coverage = self.coverage.scores(present)
+        titled = {term: weight for term, weight in present.items() if query.get(term, 0.0) >= 1.0}
+        np.maximum.at(coverage, self.kind_owners, self.kind_coverage.scores(titled))
+        return coverage
+
     def _lexical_signals(
         self,
         product: str,
@@ -344,7 +357,7 @@ class CandidateIndex:
         if wanted("path"):
             signals["path"] = self.paths.scores(query)
         if wanted("coverage") or wanted("parent_coverage"):
-            coverage = np.minimum(self.coverage.scores(present), 1.0)
+            coverage = np.minimum(self._coverage(present, query), 1.0)
             signals["coverage"] = coverage
             if wanted("parent_coverage"):
                 signals["parent_coverage"] = self.children.parent_excess(coverage)

@@ -102,6 +102,10 @@ def build_arrays(
         **bm25_index([doc.name for doc in documents]).to_arrays("names_"),
         **bm25_index([doc.path for doc in documents]).to_arrays("paths_"),
         **coverage_index([doc.own_name for doc in documents]).to_arrays("coverage_"),
+        **coverage_index([kind for doc in documents for kind in doc.kinds]).to_arrays("kind_coverage_"),
+        "kind_owners": np.array(
+            [row for row, doc in enumerate(documents) for _ in doc.kinds], dtype=np.int32
+        ),
         "vectors": shared_embedder().embed([doc.embedding_text for doc in documents]),
         **LowRankVectors.fit(name_vectors, SENTENCE_RANK).to_arrays("sentence_"),
         **_translations(taxonomy, taxonomy_dir).to_arrays("translations_"),
@@ -287,6 +291,8 @@ def index_from_arrays(taxonomy: Taxonomy, arrays: dict[str, np.ndarray]) -> Cand
         names=TermIndex.from_arrays(arrays, "names_", word_maps),
         paths=TermIndex.from_arrays(arrays, "paths_", word_maps),
         coverage=TermIndex.from_arrays(arrays, "coverage_", word_maps),
+        kind_coverage=TermIndex.from_arrays(arrays, "kind_coverage_", word_maps),
+        kind_owners=arrays["kind_owners"],
         vectors=vectors,
         embedder=shared_embedder(),
         sentence_vectors=LowRankVectors.from_arrays(arrays, "sentence_"),
