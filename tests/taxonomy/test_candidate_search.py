@@ -98,6 +98,17 @@ def test_candidates_many_splits_long_inputs_into_batches(google_index, monkeypat
     assert google_index.candidates_many([]) == []
 
 
+def test_a_name_joining_kinds_is_covered_by_one_kind_unless_a_child_is_named_after_it(google_index):
+    linens_and_bedding = google_index.ids.index("14")
+
+    def coverage(text: str) -> float:
+        return float(google_index.signals_many([text])[1]["coverage"][0, linens_and_bedding])
+
+    assert coverage("Washed cotton linens") == pytest.approx(1.0)
+    # "Bedding", its child, holds the bedding.
+    assert coverage("Washed cotton bedding") < 0.9
+
+
 def test_google_prefers_the_category_naming_the_title_head_noun(google_index):
     # A vase that goes with throw pillows is a vase.
     assert google_index.candidates("Ceramic Vase for Throw Pillows Decor")[0].category.name == "Vases"

@@ -1,4 +1,11 @@
-from shared.taxonomy.documents import heads_document, knowledge_terms_document, modifiers_document
+import pytest
+
+from shared.taxonomy.documents import (
+    heads_document,
+    knowledge_terms_document,
+    modifiers_document,
+    name_kinds,
+)
 from shared.taxonomy.knowledge.store import Knowledge
 from shared.taxonomy.models import Category
 from shared.taxonomy.text import terms
@@ -29,3 +36,20 @@ def test_head_and_modifier_documents_hold_latin_script_words_only():
     assert set(heads_document(CHARMS, knowledge)) == stems("charms markers")
     assert set(modifiers_document(CHARMS, knowledge)) == stems("wine glass drink")
     assert set(knowledge_terms_document(CHARMS, knowledge)) == stems("wine glass charms drink markers")
+
+
+@pytest.mark.parametrize(
+    ("name", "kinds"),
+    [
+        ("Scarves & Shawls", ["Scarves", "Shawls"]),
+        ("Food, Beverages & Tobacco", ["Food", "Beverages", "Tobacco"]),
+        # A word the parts share is lent to the single-word parts.
+        ("Pet Vitamins & Supplements", ["Pet Vitamins", "Pet Supplements"]),
+        ("Laser & IPL Hair Removal Devices", ["Laser Hair Removal Devices", "IPL Hair Removal Devices"]),
+        # Which words two longer parts share is not clear: the name stays whole.
+        ("Medical Needle & Syringe Sets", ["Medical Needle & Syringe Sets"]),
+        ("Mobile Phones", ["Mobile Phones"]),
+    ],
+)
+def test_a_name_is_split_into_the_kinds_of_product_it_joins(name, kinds):
+    assert name_kinds(name) == kinds
