@@ -46,6 +46,7 @@ from shared.taxonomy.lexical import TermIndex
 from shared.taxonomy.lowrank import LowRankVectors
 from shared.taxonomy.models import Candidate, Taxonomy
 from shared.taxonomy.query import (
+    TITLE_WEIGHT,
     head_term,
     listing_text,
     names_product_first,
@@ -331,10 +332,15 @@ class CandidateIndex:
     def _coverage(self, present: dict[str, float], query: dict[str, float]) -> np.ndarray:
         """How much of a category's name the query holds: of the whole name, or of one kind it joins.
 
-        "Silk scarf" covers "Scarves & Shawls" as fully as the fan shop's "Scarves".
+        "Silk scarf" covers "Scarves & Shawls" as fully as the fan shop's
+        "Scarves". A kind counts only if the title names it (or the
+        description repeats it): one word of a long description ("charming")
+        would otherwise cover a one-word kind ("Charms & Pendants") in full.
         """
         coverage = self.coverage.scores(present)
-        titled = {term: weight for term, weight in present.items() if query.get(term, 0.0) >= 1.0}
+        titled = {
+            term: weight for term, weight in present.items() if query.get(term, 0.0) >= TITLE_WEIGHT
+        }
         np.maximum.at(coverage, self.kind_owners, self.kind_coverage.scores(titled))
         return coverage
 
