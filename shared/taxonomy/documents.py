@@ -31,6 +31,8 @@ from shared.taxonomy.text import is_latin, terms
 
 # Where a category name joins the names of several kinds of product.
 NAME_PARTS = re.compile(r"\s*(?:&|,|\band\b)\s*")
+# "Men's": the "s" is no word of the name.
+POSSESSIVE = re.compile(r"['\u2019]s\b")
 # The category's own English name counts more than any alias.
 OWN_NAME_WEIGHT = 2.0
 ALIAS_WEIGHT = 1.0
@@ -77,11 +79,21 @@ def _own_kinds(category: Category, children_names: set[frozenset[str]]) -> list[
 
     "Headphones & Headsets" files its headphones under its child "Headphones":
     a pair of headphones covers that child's name, not a kind of its parent's.
+    A top-level department ("Home & Garden") joins departments, not kinds of
+    product. And a kind that loses a word to the text rules keeps the whole
+    name: "Pen & Pencil Sets" would read "pen" ("sets" is a stop word),
+    "Gaskets & O-Rings" "ring".
     """
-    kinds = [frozenset(terms(kind)) for kind in name_kinds(category.name)]
-    if len(kinds) < 2:
+    names = name_kinds(category.name)
+    if category.parent_id is None or len(names) < 2 or any(map(_loses_words, names)):
         return []  # the whole name, which the name coverage already measures
-    return [dict.fromkeys(kind, 1.0) for kind in kinds if kind and kind not in children_names]
+    kinds = {frozenset(terms(name)) for name in names}
+    return [dict.fromkeys(kind, 1.0) for kind in sorted(kinds, key=sorted) if kind not in children_names]
+
+
+def _loses_words(name: str) -> bool:
+    words = re.findall(r"[^\W\d_]+", POSSESSIVE.sub("", name))
+    return len(terms(name)) < len(words)
 
 
 def name_kinds(name: str) -> list[str]:

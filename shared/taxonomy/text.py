@@ -53,12 +53,18 @@ IRREGULAR_PLURALS = {
     "thieves": "thief", "dwarves": "dwarf", "elves": "elf", "wives": "wife", "loaves": "loaf",
     "teeth": "tooth", "geese": "goose", "mice": "mouse", "cacti": "cactus", "oxen": "ox",
 }
-# The same at the end of a compound: "bookshelves", "penknives".
+# The same at the end of a compound: "bookshelves", "penknives". Only these two:
+# by suffix, "mice" would make "pumice" a "pumouse".
 COMPOUND_PLURALS = {"knives": "knife", "shelves": "shelf"}
 
 # "Without" in the listing languages: "Zapatillas sin cordones" are shoes, not
 # laces; the next content word is what the product lacks, and is dropped.
 NEGATIONS = frozenset("without sin sem sans ohne senza zonder bez без".split())
+# Articles after "without" that are no stop words elsewhere ("ohne den Deckel",
+# "senza il tappo"): the word they introduce is the one dropped.
+NEGATED_ARTICLES = frozenset("den dem einen eine einer il lo gli uno een het".split())
+# "Mug without. Lid sold separately": a sentence ends what "without" governs.
+SENTENCE_END = re.compile(r"[.!?;:]")
 
 # Combining marks after these letters are accents that listings often omit
 # (é, Greek tonos, Hebrew points, Arabic vowel marks): folded away. After
@@ -96,17 +102,25 @@ def clean(text: str) -> str:
 def terms(text: str) -> list[str]:
     """Stemmed content words of `text`, in order, repeats kept."""
     found: list[str] = []
-    negated = False
-    for match in WORD.finditer(clean(text)):
+    # The script of a "without" whose object is still to come, or None.
+    negated: str | None = None
+    cleaned = clean(text)
+    previous_end = 0
+    for match in WORD.finditer(cleaned):
         script, word = match.lastgroup, match.group()
+        if negated and (script != negated or SENTENCE_END.search(cleaned, previous_end, match.start())):
+            negated = None
+        previous_end = match.end()
         if word in NEGATIONS:
-            negated = True
+            negated = script
+        elif negated and word in NEGATED_ARTICLES:
+            continue
         elif script == "unspaced":
             found.extend(_character_pairs(word))
         elif len(word) >= MIN_TERM_LENGTH and word not in STOPWORDS:
             if negated:
                 # What the product is without names another product.
-                negated = False
+                negated = None
                 continue
             language = STEMMER_BY_SCRIPT.get(script or "")
             found.append(_stem(word, language) if language else word)
@@ -136,8 +150,9 @@ def _lost_agent_suffix(word: str, stem: str) -> bool:
     """Whether the stemmer cut the "-er" of a product's name.
 
     Snowball cuts it from long words, so the thing would match the act or
-    what it acts on: "conditioner" = "condition" (of a used item),
-    "recorder" = "record", "windbreaker" = "windbreak", "container" = "contains".
+    what it acts on: "comforter" = "comfort", "recorder" = "record",
+    "windbreaker" = "windbreak", "container" = "contains". (`stem[:-1]`: the
+    stemmer also undoubles a final letter, "controller" -> "control".)
     """
     return word.endswith(("er", "ers")) and not stem.endswith("er") and word.startswith(stem[:-1])
 

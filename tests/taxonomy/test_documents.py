@@ -1,13 +1,14 @@
 import pytest
 
 from shared.taxonomy.documents import (
+    build_documents,
     heads_document,
     knowledge_terms_document,
     modifiers_document,
     name_kinds,
 )
 from shared.taxonomy.knowledge.store import Knowledge
-from shared.taxonomy.models import Category
+from shared.taxonomy.models import Category, Taxonomy
 from shared.taxonomy.text import terms
 
 CHARMS = Category("1", "Wine Glass Charms", "Barware > Wine Glass Charms", None, 1, True)
@@ -53,3 +54,22 @@ def test_head_and_modifier_documents_hold_latin_script_words_only():
 )
 def test_a_name_is_split_into_the_kinds_of_product_it_joins(name, kinds):
     assert name_kinds(name) == kinds
+
+
+def test_kinds_are_a_category_s_own_and_whole(tmp_path):
+    lines = [
+        ("1", "Home & Garden", None),
+        ("2", "Home & Garden > Pen & Pencil Sets", "1"),
+        ("3", "Home & Garden > Scarves & Shawls", "1"),
+        ("4", "Home & Garden > Scarves & Shawls > Shawls", "3"),
+    ]
+    categories = {
+        id_: Category(id_, path.split(" > ")[-1], path, parent, path.count(" > "), id_ in "24")
+        for id_, path, parent in lines
+    }
+    documents = build_documents(Taxonomy("Google", "test", categories), tmp_path)
+    kinds = {id_: [set(kind) for kind in document.kinds] for id_, document in zip(categories, documents)}
+    # A department joins departments; "Pen Sets" would read "pen" alone.
+    assert kinds["1"] == [] and kinds["2"] == []
+    # The child "Shawls" holds the shawls; a scarf is this category's own kind.
+    assert kinds["3"] == [stems("scarf")]
