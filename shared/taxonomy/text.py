@@ -55,7 +55,7 @@ IRREGULAR_PLURALS = {
 }
 # The same at the end of a compound: "bookshelves", "penknives". Only these two:
 # by suffix, "mice" would make "pumice" a "pumouse".
-COMPOUND_PLURALS = {"knives": "knife", "shelves": "shelf"}
+COMPOUND_PLURALS = {plural: IRREGULAR_PLURALS[plural] for plural in ("knives", "shelves")}
 
 # "Without" in the listing languages: "Zapatillas sin cordones" are shoes, not
 # laces; the next content word is what the product lacks, and is dropped.
