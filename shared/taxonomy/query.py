@@ -49,12 +49,16 @@ NUMBER = r"\d+(?:[.,]\d+)?[\s-]?"
 # The word after a capacity is a specification. Units themselves are not
 # discounted: knowledge titles hold them too ("1000 mg" tablets, a "28 cm" pan).
 SPECIFICATION = re.compile(rf"{NUMBER}(?:{CAPACITY_UNITS})\b\s+([^\W\d_]+)", re.IGNORECASE)
-# A head phrase ending in a specification ("Portable SSD 1TB", "MacBook Air
-# 8GB RAM") does not end in the product's noun; the word before it is often
-# a modifier, or a noun's modifier in other languages ("Bratpfanne Edelstahl 28 cm").
+# A head phrase ending in a specification ("MacBook Air 8GB RAM") does not end
+# in the product's noun.
 ENDS_IN_SPECIFICATION = re.compile(
-    rf"{NUMBER}(?:(?:{CAPACITY_UNITS})\b\s+[^\W\d_]+|(?:{UNITS})\b)\s*$", re.IGNORECASE
+    rf"{NUMBER}(?:{CAPACITY_UNITS})\b\s+[^\W\d_]+\s*$", re.IGNORECASE
 )
+# Sizes after an English title's noun ("Face Moisturizer 4oz", "Garden Hose
+# 50 ft", "Portable SSD 1TB"): the noun is the word before them. In a title
+# that names its product first ("Sartén antiadherente 28 cm") that word is a
+# modifier, and such a title has no head term.
+TRAILING_SIZES = re.compile(rf"(?:\s*{NUMBER}(?:{UNITS})\b\.?)+\s*$", re.IGNORECASE)
 
 
 def split_listing(product: str) -> tuple[str, str]:
@@ -107,13 +111,18 @@ def head_term(product: str) -> str | None:
     """The last term of the title's head phrase: the head noun of an English title.
 
     "Croscill Everly Silver Euro Sham" is a sham, whatever its brand and colour
-    say; the words after "for" / "with" / " - " name what it goes with. None
-    when the phrase ends in a size or a specification ("Garden Hose 50 ft",
-    "MacBook Air 8GB RAM"): the product's noun is elsewhere.
+    say; the words after "for" / "with" / " - " name what it goes with.
+    Trailing sizes are skipped ("Garden Hose 50 ft" is a hose). None when the
+    phrase ends in a specification ("MacBook Air 8GB RAM"), or in a size in a
+    listing that names its product first: the product's noun is elsewhere.
     """
     head_phrase = HEAD_PHRASE_END.split(split_listing(product)[0], maxsplit=1)[0]
     if ENDS_IN_SPECIFICATION.search(head_phrase):
         return None
+    if TRAILING_SIZES.search(head_phrase):
+        if names_product_first(product):
+            return None
+        head_phrase = TRAILING_SIZES.sub("", head_phrase)
     head_terms = terms(head_phrase)
     if not head_terms or not is_latin(head_terms[-1]):
         return None

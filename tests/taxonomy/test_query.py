@@ -44,13 +44,28 @@ def test_head_term_of_a_title_without_terms_is_none():
     [
         "Apple MacBook Air 13-inch M2 8GB RAM",
         "Lenovo IdeaPad 15.6in 512 GB SSD",
-        "Samsung T7 Portable SSD 1TB",
-        "Bratpfanne Edelstahl 28 cm",
+        "Sartén antiadherente 28 cm\nSartén de aluminio con mango de madera",
     ],
 )
-def test_a_title_ending_in_a_size_or_specification_has_no_head_term(product):
-    # The laptop is no RAM, the pan no steel ("Edelstahl"): the noun is elsewhere.
+def test_a_title_ending_in_a_specification_or_a_foreign_title_ending_in_a_size_has_no_head_term(
+    product,
+):
+    # The laptop is no RAM; a Spanish title names its product first, not before the size.
     assert head_term(product) is None
+
+
+@pytest.mark.parametrize(
+    ("product", "head"),
+    [
+        ("Coconut Oil Face & Body Moisturizer 4oz", "moisturizer"),
+        ("Garden Hose 50 ft", "hose"),
+        ("Samsung T7 Portable SSD 1TB", "ssd"),
+        ("Makita belt sander 3 x 21 inch", "sander"),
+        ("Natural Daily Moisturizer 1.7oz.", "moisturizer"),
+    ],
+)
+def test_the_head_term_of_an_english_title_ending_in_sizes_is_the_word_before_them(product, head):
+    assert head_term(product) == terms(head)[0]
 
 
 def test_specification_words_weigh_less_than_the_product_words():
