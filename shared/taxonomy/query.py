@@ -55,10 +55,14 @@ ENDS_IN_SPECIFICATION = re.compile(
     rf"{NUMBER}(?:{CAPACITY_UNITS})\b\s+[^\W\d_]+\s*$", re.IGNORECASE
 )
 # Sizes after an English title's noun ("Face Moisturizer 4oz", "Garden Hose
-# 50 ft", "Portable SSD 1TB"): the noun is the word before them. In a title
-# that names its product first ("Sartén antiadherente 28 cm") that word is a
-# modifier, and such a title has no head term.
-TRAILING_SIZES = re.compile(rf"(?:\s*{NUMBER}(?:{UNITS})\b\.?)+\s*$", re.IGNORECASE)
+# 50 ft", "Portable SSD 1TB"): the noun is the word before them. In a
+# listing whose function words are Spanish, French, Italian or Portuguese
+# (names_product_first) that word is a modifier, and it has no head term;
+# German titles ("Bratpfanne Edelstahl 28 cm") are not told apart. At most
+# four sizes are skipped: an unbounded repeat is searched in quadratic time.
+TRAILING_SIZES = re.compile(rf"(?:\s*{NUMBER}(?:{UNITS})\b\.?){{1,4}}\s*$", re.IGNORECASE)
+# A head term that is a unit ("Rug 5 ft x 7 ft", "Shampoo 16.9 fl oz") names no product.
+UNIT_TERMS = frozenset(terms(" ".join([*UNITS.split("|"), "fl", "qt", "gal", "cl", "ct", "ah", "yd"])))
 
 
 def split_listing(product: str) -> tuple[str, str]:
@@ -124,7 +128,7 @@ def head_term(product: str) -> str | None:
             return None
         head_phrase = TRAILING_SIZES.sub("", head_phrase)
     head_terms = terms(head_phrase)
-    if not head_terms or not is_latin(head_terms[-1]):
+    if not head_terms or not is_latin(head_terms[-1]) or head_terms[-1] in UNIT_TERMS:
         return None
     return head_terms[-1]
 

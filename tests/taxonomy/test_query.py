@@ -45,12 +45,15 @@ def test_head_term_of_a_title_without_terms_is_none():
         "Apple MacBook Air 13-inch M2 8GB RAM",
         "Lenovo IdeaPad 15.6in 512 GB SSD",
         "Sartén antiadherente 28 cm\nSartén de aluminio con mango de madera",
+        "Rug 5 ft x 7 ft",
+        "Shampoo 16.9 fl oz",
     ],
 )
-def test_a_title_ending_in_a_specification_or_a_foreign_title_ending_in_a_size_has_no_head_term(
+def test_a_title_ending_in_a_specification_a_unit_or_a_product_first_size_has_no_head_term(
     product,
 ):
-    # The laptop is no RAM; a Spanish title names its product first, not before the size.
+    # The laptop is no RAM; a Spanish listing names its product first, not before the size;
+    # a unit is no product.
     assert head_term(product) is None
 
 
@@ -94,3 +97,4 @@ def test_listings_that_name_the_product_first_are_told_by_their_function_words()
     assert names_product_first("Cibo secco per gatti adulti al salmone, della casa")
     assert not names_product_first("Dog leash for the park, with a padded handle")
     assert not names_product_first("Zapatillas Doradas")  # no function word at all
+
