@@ -40,7 +40,10 @@ HEAD_PHRASE_END = re.compile(
 
 
 # A quantity and its unit ("8GB", "256 GB", "5000 IU", "65-inch", "50 ft").
-UNITS = r"gb|tb|mb|ghz|mhz|hz|mah|wh|kw|w|v|mm|cm|in|inch|ft|oz|ml|l|kg|mg|g|lbs?|iu"
+UNIT_WORDS = (
+    "gb tb mb ghz mhz hz mah wh kw w v ah mm cm in inch ft yd oz ml cl l qt gal kg mg g lb lbs iu ct"
+).split()
+UNITS = r"fl\.?\s?oz|" + "|".join(UNIT_WORDS)
 # Capacities and clock rates are said of a part: the word after one names a
 # specification of the product ("8GB RAM", "256GB SSD", "3.2GHz processor"),
 # where a size or weight goes before the product's own noun ("45mm smartwatch").
@@ -61,8 +64,8 @@ ENDS_IN_SPECIFICATION = re.compile(
 # German titles ("Bratpfanne Edelstahl 28 cm") are not told apart. At most
 # four sizes are skipped: an unbounded repeat is searched in quadratic time.
 TRAILING_SIZES = re.compile(rf"(?:\s*{NUMBER}(?:{UNITS})\b\.?){{1,4}}\s*$", re.IGNORECASE)
-# A head term that is a unit ("Rug 5 ft x 7 ft", "Shampoo 16.9 fl oz") names no product.
-UNIT_TERMS = frozenset(terms(" ".join([*UNITS.split("|"), "fl", "qt", "gal", "cl", "ct", "ah", "yd"])))
+# A head term that is a unit ("Rug 5 ft x 7 ft": the sizes are joined by "x") names no product.
+UNIT_TERMS = frozenset(terms(" ".join(UNIT_WORDS)))
 
 
 def split_listing(product: str) -> tuple[str, str]:
@@ -123,11 +126,10 @@ def head_term(product: str) -> str | None:
     head_phrase = HEAD_PHRASE_END.split(split_listing(product)[0], maxsplit=1)[0]
     if ENDS_IN_SPECIFICATION.search(head_phrase):
         return None
-    if TRAILING_SIZES.search(head_phrase):
-        if names_product_first(product):
-            return None
-        head_phrase = TRAILING_SIZES.sub("", head_phrase)
-    head_terms = terms(head_phrase)
+    without_sizes = TRAILING_SIZES.sub("", head_phrase)
+    if without_sizes != head_phrase and names_product_first(product):
+        return None
+    head_terms = terms(without_sizes)
     if not head_terms or not is_latin(head_terms[-1]) or head_terms[-1] in UNIT_TERMS:
         return None
     return head_terms[-1]

@@ -46,7 +46,6 @@ def test_head_term_of_a_title_without_terms_is_none():
         "Lenovo IdeaPad 15.6in 512 GB SSD",
         "Sartén antiadherente 28 cm\nSartén de aluminio con mango de madera",
         "Rug 5 ft x 7 ft",
-        "Shampoo 16.9 fl oz",
     ],
 )
 def test_a_title_ending_in_a_specification_a_unit_or_a_product_first_size_has_no_head_term(
@@ -65,6 +64,8 @@ def test_a_title_ending_in_a_specification_a_unit_or_a_product_first_size_has_no
         ("Samsung T7 Portable SSD 1TB", "ssd"),
         ("Makita belt sander 3 x 21 inch", "sander"),
         ("Natural Daily Moisturizer 1.7oz.", "moisturizer"),
+        ("Clarifying Shampoo 16.9 fl oz", "shampoo"),
+        ("Vodka 70cl", "vodka"),
     ],
 )
 def test_the_head_term_of_an_english_title_ending_in_sizes_is_the_word_before_them(product, head):
@@ -97,4 +98,3 @@ def test_listings_that_name_the_product_first_are_told_by_their_function_words()
     assert names_product_first("Cibo secco per gatti adulti al salmone, della casa")
     assert not names_product_first("Dog leash for the park, with a padded handle")
     assert not names_product_first("Zapatillas Doradas")  # no function word at all
-
