@@ -27,13 +27,16 @@ class Children:
         parents, starts = np.unique(parent_rows[order], return_index=True)
         return cls(order, starts, parents, parent_rows)
 
+    def best_child(self, values: np.ndarray) -> np.ndarray:
+        """For every category, its best child's value (-inf for a leaf)."""
+        best = np.full_like(values, -np.inf)
+        if len(self.order):
+            best[self.parents] = np.maximum.reduceat(values[self.order], self.starts)
+        return best
+
     def best_child_excess(self, values: np.ndarray) -> np.ndarray:
         """For every category, how much its best child's value exceeds its own (0 if none does)."""
-        excess = np.zeros_like(values)
-        if len(self.order):
-            best = np.maximum.reduceat(values[self.order], self.starts)
-            excess[self.parents] = np.maximum(best - values[self.parents], 0.0)
-        return excess
+        return np.maximum(self.best_child(values) - values, 0.0)
 
     def parent_excess(self, values: np.ndarray) -> np.ndarray:
         """For every category, how much its parent's value exceeds its own (0 at the top level)."""

@@ -135,6 +135,26 @@ def head_term(product: str) -> str | None:
     return head_terms[-1]
 
 
+# A shop that sells a service says so: "our Bridal Makeup service, designed
+# for...", "our Hydrafacial treatment.". The word ends a phrase (a comma, a
+# full stop, "that", "for"...): "our hydrating treatment mask" is goods. Their
+# customer service and warranty are not what goods listings sell, and are
+# left out. Read in the first OFFER_CHARACTERS of the listing (on the
+# real-listing sets every listing it marks is a service: docs/classification.md).
+OFFERS_SERVICE = re.compile(
+    r"\bour\b(?:(?!customer|after|warranty)[^.!?\n]){0,80}?"
+    r"\b(?:services?|treatments?|sessions?)"
+    r"(?=\s*(?:[,.;:!?)]|$)|\s+(?:that|which|designed|for|at|is|to|in|with|will)\b)",
+    re.IGNORECASE,
+)
+OFFER_CHARACTERS = 600
+
+
+def offers_service(product: str) -> bool:
+    """Whether the listing sells the shop's own service (a treatment, a session), not goods."""
+    return OFFERS_SERVICE.search(product[:OFFER_CHARACTERS]) is not None
+
+
 def semantic_text(product: str) -> str:
     """The title and the beginning of the description, entity- and tag-free."""
     return _title_and_description_start(product, SEMANTIC_DESCRIPTION_CHARS)

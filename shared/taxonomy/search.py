@@ -50,6 +50,7 @@ from shared.taxonomy.query import (
     head_term,
     listing_text,
     names_product_first,
+    offers_service,
     query_terms,
     semantic_text,
     split_listing,
@@ -118,7 +119,23 @@ class FusionWeights:
     # and more of the description (query.listing_text) rather than from the
     # vector of the other signals (query.semantic_text): 0 or 1, or between.
     branch_listing_share: float = 0.0
+    # A bonus for the categories of the taxonomy's Services branch
+    # (SERVICES_BRANCH) when the listing sells the shop's own service
+    # (query.offers_service): a salon's "Bridal Makeup service" is filed with
+    # services, not with makeup, though every word of it names goods.
+    service: float = 0.0
+    # Where a taxonomy has no services, a service is filed under what it
+    # tends (a waxing session at Hair Removal), not at a leaf, which names
+    # goods (Waxing Kits & Supplies): for such a listing each leaf's final
+    # score passes to its parent, and the leaf loses this much.
+    service_leaf: float = 0.0
 
+
+# Enough for a Services category to win over goods whose words the listing
+# holds, with the branch models against it.
+SERVICE_BONUS = 250.0
+# The top-level category whose categories are services, where a taxonomy has one.
+SERVICES_BRANCH = "Services"
 
 # Tuned on the dev set and checked on stores held out (docs/classification.md).
 # Shopify's merchants label more generally and in more languages: a stronger
@@ -141,6 +158,7 @@ TAXONOMY_WEIGHTS = {
     GOOGLE: FusionWeights(
         head_noun=4.0,
         knowledge=1.25,
+        service_leaf=SERVICE_BONUS,
         regional=1.0,
         knowledge_head=4.0,
         product_head=16.0,
@@ -167,6 +185,7 @@ TAXONOMY_WEIGHTS = {
         parent_coverage=5.0,
         branch=4.0,
         subbranch=4.0,
+        service=SERVICE_BONUS,
     ),
 }
 # Raw scores map to [0, 1] as s / (s + SCORE_HALF_POINT), so a raw score of
@@ -218,6 +237,14 @@ class CandidateIndex:
     subbranches: BranchModel
     weights: FusionWeights
 
+    @functools.cached_property
+    def in_services_branch(self) -> np.ndarray:
+        """1 for each category under SERVICES_BRANCH, 0 for the others."""
+        categories = self.taxonomy.categories
+        return np.array(
+            [categories[i].tags[0] == SERVICES_BRANCH for i in self.ids], dtype=np.float32
+        )
+
     def raw_scores_many(self, products: Sequence[str]) -> np.ndarray:
         """Fused scores of every category, one row per product.
 
@@ -240,6 +267,8 @@ class CandidateIndex:
         fused = self.fuse(signals, weights)
         if weights.exemplar:
             self._add_exemplars(fused, sentences, weights)
+        if weights.service_leaf:
+            self._file_services_at_parents(fused, [products[row] for row in rows], weights)
         scores[rows] = fused
         np.maximum(scores, 0.0, out=scores)
         return _Scored(scores, rows, sentences, signals)
@@ -292,6 +321,9 @@ class CandidateIndex:
             listing_share = (weights or self.weights).branch_listing_share
             log_probabilities = self.branch_log_probabilities(texts, sentences, queries, listing_share)
             signals["branch"] = self.branches.category_scores(log_probabilities)
+        if wanted("service"):
+            offered = np.array([offers_service(text) for text in texts], dtype=np.float32)
+            signals["service"] = np.outer(offered, self.in_services_branch)
         if wanted("subbranch"):
             # The second-level model reads the words only (branches.py).
             log_probabilities = self.subbranches.log_probabilities(sentences, queries)
@@ -394,6 +426,16 @@ class CandidateIndex:
         if wanted("modifier_head") or wanted("modifier_name_discount"):
             signals["modifier_head"] = _holds(self.modifiers, head, len(self.ids))
         return signals
+
+    def _file_services_at_parents(
+        self, fused: np.ndarray, products: Sequence[str], weights: FusionWeights
+    ) -> None:
+        """For each listing that sells a service, a leaf's score goes to its parent (in place)."""
+        for row, product in zip(fused, products):
+            if offers_service(product):
+                best_leaf = self.children.best_child(np.where(self.leaf_mask, row, -np.inf))
+                np.maximum(row, best_leaf, out=row)
+                row[self.leaf_mask] -= weights.service_leaf
 
     def _add_exemplars(
         self, fused: np.ndarray, sentences: np.ndarray, weights: FusionWeights
