@@ -127,13 +127,20 @@ class FusionWeights:
     # Where a taxonomy has no services, a service is filed under what it
     # tends (a waxing session at Hair Removal), not at a leaf, which names
     # goods (Waxing Kits & Supplies): for such a listing each leaf's final
-    # score passes to its parent, and the leaf loses this much.
-    service_leaf: float = 0.0
+    # score passes to its parent, and the leaf loses this share of it.
+    service_leaf_discount: float = 0.0
 
 
-# Enough for a Services category to win over goods whose words the listing
-# holds, with the branch models against it.
+# Enough for a Services category to win over the goods whose every word a
+# salon's listing holds (laser hair removal devices), with the branch models
+# against it: at 60 and 120 some of the relabelled sets' services still went
+# to goods (docs/classification.md, nineteenth round).
 SERVICE_BONUS = 250.0
+# What a leaf keeps of its score for a listing selling a service, in a
+# taxonomy without services (its parent takes the whole): little enough that
+# the leaves fall out of the candidates (at half, the local selector took a
+# leaf back on its votes), yet still ordered for a request that asks for leaves.
+SERVICE_LEAF_SHARE = 0.05
 # The top-level category whose categories are services, where a taxonomy has one.
 SERVICES_BRANCH = "Services"
 
@@ -158,7 +165,7 @@ TAXONOMY_WEIGHTS = {
     GOOGLE: FusionWeights(
         head_noun=4.0,
         knowledge=1.25,
-        service_leaf=SERVICE_BONUS,
+        service_leaf_discount=1.0 - SERVICE_LEAF_SHARE,
         regional=1.0,
         knowledge_head=4.0,
         product_head=16.0,
@@ -267,7 +274,7 @@ class CandidateIndex:
         fused = self.fuse(signals, weights)
         if weights.exemplar:
             self._add_exemplars(fused, sentences, weights)
-        if weights.service_leaf:
+        if weights.service_leaf_discount:
             self._file_services_at_parents(fused, [products[row] for row in rows], weights)
         scores[rows] = fused
         np.maximum(scores, 0.0, out=scores)
@@ -435,7 +442,7 @@ class CandidateIndex:
             if offers_service(product):
                 best_leaf = self.children.best_child(np.where(self.leaf_mask, row, -np.inf))
                 np.maximum(row, best_leaf, out=row)
-                row[self.leaf_mask] -= weights.service_leaf
+                row[self.leaf_mask] *= 1.0 - weights.service_leaf_discount
 
     def _add_exemplars(
         self, fused: np.ndarray, sentences: np.ndarray, weights: FusionWeights

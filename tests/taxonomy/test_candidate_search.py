@@ -133,3 +133,24 @@ def test_exemplar_scores_with_a_margin_count_only_what_comes_near_the_closest():
         exemplar_scores(similarities, 0.15), [0.15, 0.05, 0.0, 0.0, 0.0], atol=1e-6
     )
     assert exemplar_scores(np.zeros(0, dtype=np.float32), 0.15).shape == (0,)
+
+
+GROOMING = "Dog Wash and Brush\nTreat your dog to our grooming session, designed for long coats."
+
+
+def test_a_service_is_filed_in_the_services_branch_where_the_taxonomy_has_one(shopify_index):
+    assert shopify_index.candidates(GROOMING)[0].category.tags[0] == "Services"
+    assert shopify_index.candidates("Dog Bed, washable")[0].category.tags[0] != "Services"
+
+
+def test_a_service_is_filed_at_its_goods_parent_where_the_taxonomy_has_no_services(google_index):
+    service = "Dog Bed Cleaning\nLet us wash it: our dog bed cleaning service, designed for any bed."
+    goods = service.replace("our dog bed cleaning service", "a dog bed cleaning spray")
+    assert google_index.candidates(goods)[0].category.name == "Dog Beds"
+    candidates = google_index.candidates(service)
+    assert candidates[0].category.name == "Dog Supplies"
+    # The leaves come after every parent, in their own order.
+    leaves = [c.category.is_leaf for c in candidates]
+    assert leaves == sorted(leaves)
+    assert next(c for c in candidates if c.category.is_leaf).category.name == "Dog Beds"
+    assert google_index.candidates(service, leafs_only=True)[0].category.name == "Dog Beds"

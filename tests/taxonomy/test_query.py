@@ -2,6 +2,7 @@ import pytest
 
 from shared.taxonomy.query import (
     names_product_first,
+    offers_service,
     SPECIFICATION_WEIGHT,
     TITLE_WEIGHT,
     head_term,
@@ -98,3 +99,28 @@ def test_listings_that_name_the_product_first_are_told_by_their_function_words()
     assert names_product_first("Cibo secco per gatti adulti al salmone, della casa")
     assert not names_product_first("Dog leash for the park, with a padded handle")
     assert not names_product_first("Zapatillas Doradas")  # no function word at all
+
+
+@pytest.mark.parametrize(
+    "product",
+    [
+        "Bridal Makeup\nExperience timeless beauty with our Bridal Makeup service, designed for you",
+        "Hydrafacial\nOur Hydrafacial treatment. Book today",
+        "Lower Leg Laser Hair Removal\nSmooth skin with our laser hair removal sessions that last",
+    ],
+)
+def test_a_listing_offering_the_shops_own_service_is_told(product):
+    assert offers_service(product)
+
+
+@pytest.mark.parametrize(
+    "product",
+    [
+        "Argan Hair Serum 50ml\nQuestions? Our customer service team answers within a day.",
+        "Repair Mask\nOur intensive hair treatment mask restores dry ends.",
+        "Wax Warmer\nA salon-grade warmer for waxing services at home.",  # not "our"
+        "Facial Roller\nRoll after your treatment. " + "Cool jade stone. " * 40 + "Our service.",
+    ],
+)
+def test_goods_and_customer_service_are_not_a_service_offered(product):
+    assert not offers_service(product)
