@@ -270,12 +270,16 @@ class CandidateIndex:
         rows = [row for row, product in enumerate(products) if _has_letters(product)]
         if not rows:
             return _Scored(scores, rows, np.zeros((0, 0), dtype=np.float32), {})
-        sentences, signals = self.signals_many([products[row] for row in rows], weights)
+        texts = [products[row] for row in rows]
+        sentences, signals = self.signals_many(texts, weights)
         fused = self.fuse(signals, weights)
+        services = np.array([offers_service(text) for text in texts], dtype=bool)
+        if weights.service and services.any():
+            fused[services] += weights.service * self.in_services_branch
         if weights.exemplar:
             self._add_exemplars(fused, sentences, weights)
-        if weights.service_leaf_discount:
-            self._file_services_at_parents(fused, [products[row] for row in rows], weights)
+        if weights.service_leaf_discount and services.any():
+            fused[services] = self._file_at_parents(fused[services], weights.service_leaf_discount)
         scores[rows] = fused
         np.maximum(scores, 0.0, out=scores)
         return _Scored(scores, rows, sentences, signals)
@@ -328,9 +332,6 @@ class CandidateIndex:
             listing_share = (weights or self.weights).branch_listing_share
             log_probabilities = self.branch_log_probabilities(texts, sentences, queries, listing_share)
             signals["branch"] = self.branches.category_scores(log_probabilities)
-        if wanted("service"):
-            offered = np.array([offers_service(text) for text in texts], dtype=np.float32)
-            signals["service"] = np.outer(offered, self.in_services_branch)
         if wanted("subbranch"):
             # The second-level model reads the words only (branches.py).
             log_probabilities = self.subbranches.log_probabilities(sentences, queries)
@@ -434,15 +435,13 @@ class CandidateIndex:
             signals["modifier_head"] = _holds(self.modifiers, head, len(self.ids))
         return signals
 
-    def _file_services_at_parents(
-        self, fused: np.ndarray, products: Sequence[str], weights: FusionWeights
-    ) -> None:
-        """For each listing that sells a service, a leaf's score goes to its parent (in place)."""
-        for row, product in zip(fused, products):
-            if offers_service(product):
-                best_leaf = self.children.best_child(np.where(self.leaf_mask, row, -np.inf))
-                np.maximum(row, best_leaf, out=row)
-                row[self.leaf_mask] *= 1.0 - weights.service_leaf_discount
+    def _file_at_parents(self, fused: np.ndarray, leaf_discount: float) -> np.ndarray:
+        """The rows, each leaf's score passed to its parent and the leaves discounted."""
+        for row in fused:
+            best_leaf = self.children.best_child(np.where(self.leaf_mask, row, -np.inf))
+            np.maximum(row, best_leaf, out=row)
+            row[self.leaf_mask] *= 1.0 - leaf_discount
+        return fused
 
     def _add_exemplars(
         self, fused: np.ndarray, sentences: np.ndarray, weights: FusionWeights
