@@ -97,7 +97,7 @@ def main() -> None:
         folds = fold_numbers(items, 3)
         sentences, signals = index.signals_many([i["product"] for i in items])
         pools, similarities = _exemplar_pool(index, base, sentences, signals)
-        fused = fused_scores(index, base, signals, pools, similarities)
+        fused = fused_scores(index, base, signals, pools, similarities, [i["product"] for i in items])
         reduced = (sentences - exemplars.vectors.mean) @ exemplars.vectors.basis
         log_probabilities = np.log(softmax(reduced @ weights_matrix + biases) + 1e-30)
         floored = np.maximum(log_probabilities, LOG_PROBABILITY_FLOOR)

@@ -83,6 +83,7 @@ def main() -> None:
     ] or [base]
     for path in args.files:
         items = [i for i in read(path, args.taxonomy) if _has_letters(i["product"])]
+        texts = [i["product"] for i in items]
         labels = [index.taxonomy.categories[str(i["categoryId"])] for i in items]
         label_rows = np.array([index.ids.index(label.id) for label in labels])
         folds = fold_numbers(items, args.folds)
@@ -94,10 +95,10 @@ def main() -> None:
             reading = {name: getattr(weights, name) for name in READING_WEIGHTS}
             if reading != read_as:
                 reader = dataclasses.replace(index, weights=dataclasses.replace(index.weights, **reading))
-                sentences, signals = reader.signals_many([i["product"] for i in items])
+                sentences, signals = reader.signals_many(texts)
                 pools, exemplar = _exemplar_pool(index, base, sentences, signals)
                 read_as = reading
-            scores = fused_scores(index, weights, signals, pools, exemplar)
+            scores = fused_scores(index, weights, signals, pools, exemplar, texts)
             changed = {
                 f.name: getattr(weights, f.name)
                 for f in dataclasses.fields(weights)
@@ -107,13 +108,15 @@ def main() -> None:
             print(f"  {changed}: {line}")
 
 
-def fused_scores(index, weights, signals, pools, exemplar) -> np.ndarray:
-    """The fusion of `weights` (items x categories), the nearest exemplars added on each item's pool."""
+def fused_scores(index, weights, signals, pools, exemplar, texts) -> np.ndarray:
+    """The fusion of `weights` (items x categories), the nearest exemplars added on each
+    item's pool, and the texts that sell a service filed as the service does it."""
     scores = index.fuse(signals, weights)
     for row in range(len(scores)):
         scores[row, pools[row]] += weights.exemplar * exemplar_scores(
             exemplar[row], weights.exemplar_margin
         )
+    index.file_services(scores, texts, weights)
     return scores
 
 

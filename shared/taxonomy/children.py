@@ -36,7 +36,10 @@ class Children:
 
     def best_child_excess(self, values: np.ndarray) -> np.ndarray:
         """For every category, how much its best child's value exceeds its own (0 if none does)."""
-        return np.maximum(self.best_child(values) - values, 0.0)
+        excess = np.zeros_like(values)
+        best = self.best_child(values)[self.parents]
+        excess[self.parents] = np.maximum(best - values[self.parents], 0.0)
+        return excess
 
     def parent_excess(self, values: np.ndarray) -> np.ndarray:
         """For every category, how much its parent's value exceeds its own (0 at the top level)."""

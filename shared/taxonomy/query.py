@@ -136,15 +136,29 @@ def head_term(product: str) -> str | None:
 
 
 # A shop that sells a service says so: "our Bridal Makeup service, designed
-# for...", "our Hydrafacial treatment.". The word ends a phrase (a comma, a
-# full stop, "that", "for"...): "our hydrating treatment mask" is goods. Their
-# customer service and warranty are not what goods listings sell, and are
-# left out. Read in the first OFFER_CHARACTERS of the listing (on the
-# real-listing sets every listing it marks is a service: docs/classification.md).
+# for...", "our Hydrafacial treatment." The word ends a phrase (a comma, a
+# full stop, the end of a line, "that", "for", "includes"...): "our
+# hydrating treatment mask" is goods. At least one word names the service
+# ("our service is second to none" is a shop's boilerplate), and none of
+# SERVICES_GOODS_SELL: goods listings speak of their shipping, repair or
+# engraving service. Read in the first OFFER_CHARACTERS of the listing.
+SERVICES_GOODS_SELL = (
+    "customer shipping delivery support repair after warranty gift return subscription"
+    " engraving installation assembly wrapping printing personalisation personalization"
+).split()
 OFFERS_SERVICE = re.compile(
-    r"\bour\b(?:(?!customer|after|warranty)[^.!?\n]){0,80}?"
-    r"\b(?:services?|treatments?|sessions?)"
-    r"(?=\s*(?:[,.;:!?)]|$)|\s+(?:that|which|designed|for|at|is|to|in|with|will)\b)",
+    rf"\bour\s+(?:(?!{'|'.join(SERVICES_GOODS_SELL)})[^\s.!?]+\s+){{1,8}}?"
+    r"(?:services?|treatments?|sessions?)"
+    r"(?=[ \t]*(?:[,.;:!?)\n\u2013\u2014]|$)"
+    r"|\s+(?:that|which|designed|for|at|is|to|in|with|will|includes|offers|provides|uses)\b)",
+    re.IGNORECASE,
+)
+# ...and says where or by whom it is given, elsewhere in the listing: "Our
+# flea treatment for dogs." is goods, "our dry cut service, designed by our
+# stylists" is not.
+SERVICE_CUES = re.compile(
+    r"\b(?:book(?:ing)?|appointments?|clinic|salon|spa|studio|therapists?|technicians?"
+    r"|practitioners?|consultations?|treatments?|sessions?|stylists?)\b",
     re.IGNORECASE,
 )
 OFFER_CHARACTERS = 600
@@ -152,7 +166,12 @@ OFFER_CHARACTERS = 600
 
 def offers_service(product: str) -> bool:
     """Whether the listing sells the shop's own service (a treatment, a session), not goods."""
-    return OFFERS_SERVICE.search(product[:OFFER_CHARACTERS]) is not None
+    text = product[:OFFER_CHARACTERS]
+    offer = OFFERS_SERVICE.search(text)
+    return offer is not None and (
+        SERVICE_CUES.search(text, 0, offer.start()) is not None
+        or SERVICE_CUES.search(text, offer.end()) is not None
+    )
 
 
 def semantic_text(product: str) -> str:

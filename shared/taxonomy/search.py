@@ -263,7 +263,7 @@ class CandidateIndex:
         """
         return self._score(products).scores
 
-    def _score(self, products: Sequence[str]) -> "_Scored":
+    def _score(self, products: Sequence[str], leafs_only: bool = False) -> "_Scored":
         use_one_blas_thread()
         weights = self.weights
         scores = np.zeros((len(products), len(self.ids)), dtype=np.float32)
@@ -273,13 +273,9 @@ class CandidateIndex:
         texts = [products[row] for row in rows]
         sentences, signals = self.signals_many(texts, weights)
         fused = self.fuse(signals, weights)
-        services = np.array([offers_service(text) for text in texts], dtype=bool)
-        if weights.service and services.any():
-            fused[services] += weights.service * self.in_services_branch
         if weights.exemplar:
             self._add_exemplars(fused, sentences, weights)
-        if weights.service_leaf_discount and services.any():
-            fused[services] = self._file_at_parents(fused[services], weights.service_leaf_discount)
+        self.file_services(fused, texts, weights, leafs_only=leafs_only)
         scores[rows] = fused
         np.maximum(scores, 0.0, out=scores)
         return _Scored(scores, rows, sentences, signals)
@@ -435,13 +431,28 @@ class CandidateIndex:
             signals["modifier_head"] = _holds(self.modifiers, head, len(self.ids))
         return signals
 
-    def _file_at_parents(self, fused: np.ndarray, leaf_discount: float) -> np.ndarray:
-        """The rows, each leaf's score passed to its parent and the leaves discounted."""
-        for row in fused:
-            best_leaf = self.children.best_child(np.where(self.leaf_mask, row, -np.inf))
-            np.maximum(row, best_leaf, out=row)
-            row[self.leaf_mask] *= 1.0 - leaf_discount
-        return fused
+    def file_services(
+        self, fused: np.ndarray, texts: Sequence[str], weights: FusionWeights, leafs_only: bool = False
+    ) -> None:
+        """File the texts that sell a service (query.offers_service) as services, in place.
+
+        The Services branch gets a bonus where the taxonomy has one; elsewhere
+        each leaf's score passes to its parent and the leaves are discounted,
+        unless the request asks for leaves.
+        """
+        if not (weights.service or weights.service_leaf_discount):
+            return
+        services = np.array([offers_service(text) for text in texts], dtype=bool)
+        if not services.any():
+            return
+        offered = fused[services]
+        offered += weights.service * self.in_services_branch
+        if weights.service_leaf_discount and not leafs_only:
+            for row in offered:
+                best_leaf = self.children.best_child(np.where(self.leaf_mask, row, -np.inf))
+                np.maximum(row, best_leaf, out=row)
+                row[self.leaf_mask] *= 1.0 - weights.service_leaf_discount
+        fused[services] = offered
 
     def _add_exemplars(
         self, fused: np.ndarray, sentences: np.ndarray, weights: FusionWeights
@@ -478,7 +489,7 @@ class CandidateIndex:
     def _candidates_batch(
         self, products: Sequence[str], limit: int, leafs_only: bool
     ) -> list[list[Candidate]]:
-        scored = self._score(products)
+        scored = self._score(products, leafs_only)
         scores = scored.scores
         if leafs_only:
             scores[:, ~self.leaf_mask] = -np.inf

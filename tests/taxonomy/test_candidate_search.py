@@ -135,7 +135,10 @@ def test_exemplar_scores_with_a_margin_count_only_what_comes_near_the_closest():
     assert exemplar_scores(np.zeros(0, dtype=np.float32), 0.15).shape == (0,)
 
 
-GROOMING = "Dog Wash and Brush\nTreat your dog to our grooming session, designed for long coats."
+GROOMING = (
+    "Dog Wash and Brush\nTreat your dog to our grooming session, designed for long coats."
+    " Book an appointment at the salon."
+)
 
 
 def test_a_service_is_filed_in_the_services_branch_where_the_taxonomy_has_one(shopify_index):
@@ -144,13 +147,27 @@ def test_a_service_is_filed_in_the_services_branch_where_the_taxonomy_has_one(sh
 
 
 def test_a_service_is_filed_at_its_goods_parent_where_the_taxonomy_has_no_services(google_index):
-    service = "Dog Bed Cleaning\nLet us wash it: our dog bed cleaning service, designed for any bed."
+    service = (
+        "Dog Bed Cleaning\nLet us wash it: our dog bed cleaning service, designed for any bed."
+        " Book an appointment."
+    )
     goods = service.replace("our dog bed cleaning service", "a dog bed cleaning spray")
     assert google_index.candidates(goods)[0].category.name == "Dog Beds"
     candidates = google_index.candidates(service)
     assert candidates[0].category.name == "Dog Supplies"
     # The leaves come after every parent, in their own order.
-    leaves = [c.category.is_leaf for c in candidates]
-    assert leaves == sorted(leaves)
+    is_leaf = [c.category.is_leaf for c in candidates]
+    assert is_leaf == sorted(is_leaf)
     assert next(c for c in candidates if c.category.is_leaf).category.name == "Dog Beds"
-    assert google_index.candidates(service, leafs_only=True)[0].category.name == "Dog Beds"
+    # A request for leaves gets them undiscounted: the leaf the parent took its score from.
+    leaves = google_index.candidates(service, leafs_only=True)
+    assert leaves[0].category.name == "Dog Beds"
+    assert leaves[0].score == pytest.approx(candidates[0].score)
+
+
+@pytest.mark.parametrize("taxonomy", ["Google", "Shopify"])
+def test_a_batch_files_only_its_service_listings_as_services(google_index, shopify_index, taxonomy):
+    index = google_index if taxonomy == "Google" else shopify_index
+    products = ["Dog Bed, washable", GROOMING, "Ceramic Vase for Throw Pillows Decor"]
+    _same_candidates(index.candidates_many(products), [index.candidates(p) for p in products])
+    assert index.candidates_many(products)[0][0].category.name == "Dog Beds"

@@ -22,3 +22,10 @@ def test_a_taxonomy_of_top_levels_only_has_no_excess():
     values = np.array([1.0, 2.0], dtype=np.float32)
     assert children.best_child_excess(values).tolist() == [0, 0]
     assert children.parent_excess(values).tolist() == [0, 0]
+
+
+def test_every_parent_learns_its_best_childs_value_and_a_leaf_has_none():
+    values = np.array([1.0, 2.0, 0.5, 3.0, 1.0, 0.0], dtype=np.float32)
+    best = Children.build(PARENTS).best_child(values)
+    assert best.tolist() == [2, 3, -np.inf, -np.inf, 0, -np.inf]
+    assert best.dtype == values.dtype

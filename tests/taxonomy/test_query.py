@@ -104,9 +104,13 @@ def test_listings_that_name_the_product_first_are_told_by_their_function_words()
 @pytest.mark.parametrize(
     "product",
     [
-        "Bridal Makeup\nExperience timeless beauty with our Bridal Makeup service, designed for you",
+        "Bridal Makeup\nExperience timeless beauty with our Bridal Makeup service, designed for you"
+        " by our makeup artists. Book a consultation.",
         "Hydrafacial\nOur Hydrafacial treatment. Book today",
-        "Lower Leg Laser Hair Removal\nSmooth skin with our laser hair removal sessions that last",
+        "Signature Facial\nOUR SIGNATURE FACIAL TREATMENT\nAt the salon, 60 minutes",
+        "Dry Cut\nOur dry cut service includes a wash by our stylists.",
+        "Lower Leg Laser Hair Removal\nSmooth skin with our laser hair removal sessions that last."
+        " Our clinic's technicians...",
     ],
 )
 def test_a_listing_offering_the_shops_own_service_is_told(product):
@@ -116,11 +120,20 @@ def test_a_listing_offering_the_shops_own_service_is_told(product):
 @pytest.mark.parametrize(
     "product",
     [
+        # What goods listings say of their shop's service.
         "Argan Hair Serum 50ml\nQuestions? Our customer service team answers within a day.",
-        "Repair Mask\nOur intensive hair treatment mask restores dry ends.",
+        "Dog Bed\nThank you for choosing our service! Salon quality.",
+        "Sofa\nOur white-glove delivery service, booked online.",
+        "TV\nTwo years of our repair service. Book a technician.",
+        "Ring\nAdd our engraving service, free. A salon favourite.",
+        # Goods sold as treatments, and a phrase that goes on.
+        "Flea Drops\nOur flea treatment for dogs.",
+        "Acne Gel\nOur acne treatment, clinically proven.",
+        "Repair Mask\nOur intensive hair treatment mask restores dry ends. Salon formula.",
+        "Yoga Mat\nPerfect for our yoga sessions at home.",
         "Wax Warmer\nA salon-grade warmer for waxing services at home.",  # not "our"
-        "Facial Roller\nRoll after your treatment. " + "Cool jade stone. " * 40 + "Our service.",
+        "Facial Roller\nA spa ritual. " + "Cool jade stone. " * 40 + "Our facial service.",
     ],
 )
-def test_goods_and_customer_service_are_not_a_service_offered(product):
+def test_goods_are_not_a_service_offered(product):
     assert not offers_service(product)
