@@ -132,6 +132,14 @@ def regional_document(knowledge: Knowledge | None) -> dict[str, float]:
     return _term_counts(knowledge.regional)
 
 
+def regional_heads_document(knowledge: Knowledge | None) -> dict[str, float]:
+    """The head nouns of a category's regional names: their first word ("placas ciegas": placa)."""
+    if knowledge is None:
+        return {}
+    firsts = (terms(name)[:1] for name in knowledge.regional)
+    return {first[0]: 1.0 for first in firsts if first and is_latin(first[0])}
+
+
 def _term_counts(texts: list[str]) -> dict[str, float]:
     return dict(Counter(term for text in texts for term in terms(text)))
 

@@ -174,6 +174,18 @@ def offers_service(product: str) -> bool:
     )
 
 
+def product_first_head(product: str) -> str | None:
+    """The first term of the title's head phrase, in a listing that names its product first.
+
+    "Tablero Eléctrico Monofásico 12 Circuitos" is a tablero; None for a
+    listing in English (and other languages that name the product last).
+    """
+    if not names_product_first(product):
+        return None
+    head_phrase = HEAD_PHRASE_END.split(split_listing(product)[0], maxsplit=1)[0]
+    return next((term for term in terms(head_phrase) if is_latin(term)), None)
+
+
 def semantic_text(product: str) -> str:
     """The title and the beginning of the description, entity- and tag-free."""
     return _title_and_description_start(product, SEMANTIC_DESCRIPTION_CHARS)

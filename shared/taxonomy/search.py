@@ -54,6 +54,7 @@ from shared.taxonomy.query import (
     listing_text,
     names_product_first,
     offers_service,
+    product_first_head,
     query_terms,
     semantic_text,
     split_listing,
@@ -122,6 +123,12 @@ class FusionWeights:
     # and more of the description (query.listing_text) rather than from the
     # vector of the other signals (query.semantic_text): 0 or 1, or between.
     branch_listing_share: float = 0.0
+    # A flat bonus, for a listing that names its product first (Spanish,
+    # Portuguese...), when its title's first word heads one of the category's
+    # regional names ("Tablero eléctrico" and "tableros eléctricos"): the
+    # English head noun (product_head) of such a title is the last word, often
+    # a brand or a product line ("Toma GFCI 20A negra Mercury").
+    regional_head: float = 0.0
     # A bonus for the categories of the taxonomy's Services branch
     # (SERVICES_BRANCH) when the listing sells the shop's own service
     # (query.offers_service): a salon's "Bridal Makeup service" is filed with
@@ -191,6 +198,7 @@ TAXONOMY_WEIGHTS = {
         regional=1.0,
         knowledge_head=4.0,
         product_head=16.0,
+        regional_head=16.0,
         exemplar=30.0,
         modifier_name_discount=0.25,
         child_knowledge=0.5,
@@ -242,6 +250,7 @@ class CandidateIndex:
     knowledge_terms: TermIndex
     regional: TermIndex
     heads: TermIndex
+    regional_heads: TermIndex
     modifiers: TermIndex
     exemplars: Exemplars
     children: Children
@@ -432,6 +441,10 @@ class CandidateIndex:
             signals["knowledge_head"] = _holds(self.knowledge_terms, head, len(self.ids))
         if wanted("product_head"):
             signals["product_head"] = _holds(self.heads, head, len(self.ids))
+        if wanted("regional_head"):
+            signals["regional_head"] = _holds(
+                self.regional_heads, product_first_head(product), len(self.ids)
+            )
         if wanted("modifier_head") or wanted("modifier_name_discount"):
             signals["modifier_head"] = _holds(self.modifiers, head, len(self.ids))
         return signals

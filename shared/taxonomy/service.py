@@ -15,6 +15,7 @@ from shared.taxonomy.documents import (
     build_documents,
     knowledge_document,
     heads_document,
+    regional_heads_document,
     regional_document,
     knowledge_terms_document,
     modifiers_document,
@@ -42,7 +43,7 @@ logger = logging.getLogger(__name__)
 # Dimensions the category sentence vectors keep (of 512), part of the cache key: see lowrank.py.
 SENTENCE_RANK = 256
 # Bump whenever what goes into the index changes, so old caches are ignored.
-INDEX_FORMAT = "17"
+INDEX_FORMAT = "18"
 # Exemplar titles embedded between two progress lines of a cold build.
 EXEMPLAR_PROGRESS_EVERY = 5000
 
@@ -92,6 +93,9 @@ def build_arrays(
         ),
         **bm25_index([heads_document(c, knowledge.get(c.id)) for c in categories]).to_arrays(
             "heads_"
+        ),
+        **bm25_index([regional_heads_document(knowledge.get(c.id)) for c in categories]).to_arrays(
+            "regional_heads_"
         ),
         **bm25_index([modifiers_document(c, knowledge.get(c.id)) for c in categories]).to_arrays(
             "modifiers_"
@@ -303,6 +307,7 @@ def index_from_arrays(taxonomy: Taxonomy, arrays: dict[str, np.ndarray]) -> Cand
         knowledge_terms=TermIndex.from_arrays(arrays, "knowledge_terms_", word_maps),
         regional=TermIndex.from_arrays(arrays, "regional_", word_maps),
         heads=TermIndex.from_arrays(arrays, "heads_", word_maps),
+        regional_heads=TermIndex.from_arrays(arrays, "regional_heads_", word_maps),
         modifiers=TermIndex.from_arrays(arrays, "modifiers_", word_maps),
         exemplars=Exemplars.from_arrays(arrays, "exemplars_"),
         children=Children.build(_parent_rows(categories)),

@@ -243,6 +243,25 @@ def test_regional_names_find_their_category_for_listings_in_spanish(
     assert not reading.signals_many([english])[1]["regional"].any()
 
 
+def test_the_first_word_of_a_product_first_title_finds_the_regional_names_it_heads(
+    taxonomy_dir, cache_dir, tmp_path
+):
+    # Invented words: "quibbleros" heads the cat toys' regional name, and only
+    # qualifies the dog toys' one.
+    records = [
+        {"id": "7", "titles": [], "terms": [], "regional": ["quibbleros para gatos"]},
+        {"id": "5", "titles": [], "terms": [], "regional": ["mordedores quibbleros"]},
+    ]
+    index = load_index(taxonomy_dir, "Google", cache_dir, knowledge_dir(tmp_path, records))
+    reading = dataclasses.replace(index, weights=dataclasses.replace(index.weights, regional_head=1.0))
+    cat_toys, dog_toys = reading.ids.index("7"), reading.ids.index("5")
+    spanish = reading.signals_many(["Quibblero azul para el gato de la casa"])[1]["regional_head"]
+    assert spanish[0, cat_toys] == 1.0 and spanish[0, dog_toys] == 0.0
+    # An English title's first word is no head noun.
+    english = reading.signals_many(["Quibblero for the cat, blue"])[1]["regional_head"]
+    assert not english.any()
+
+
 def test_google_takes_the_terms_and_regional_names_of_the_shopify_categories_mapped_to_it(
     taxonomy_dir, tmp_path
 ):

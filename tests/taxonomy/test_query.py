@@ -3,6 +3,7 @@ import pytest
 from shared.taxonomy.query import (
     names_product_first,
     offers_service,
+    product_first_head,
     SPECIFICATION_WEIGHT,
     TITLE_WEIGHT,
     head_term,
@@ -137,3 +138,11 @@ def test_a_listing_offering_the_shops_own_service_is_told(product):
 )
 def test_goods_are_not_a_service_offered(product):
     assert not offers_service(product)
+
+
+def test_the_head_of_a_listing_that_names_its_product_first_is_its_first_word():
+    assert product_first_head("Tablero Eléctrico Monofásico 12 Circuitos para la casa") == terms(
+        "tablero"
+    )[0]
+    assert product_first_head("Cibo secco per gatti adulti al salmone, della casa") == terms("cibo")[0]
+    assert product_first_head("Dog leash for the park, with a padded handle") is None
