@@ -123,7 +123,7 @@ def head_term(product: str) -> str | None:
     phrase ends in a specification ("MacBook Air 8GB RAM"), or in a size in a
     listing that names its product first: the product's noun is elsewhere.
     """
-    head_phrase = HEAD_PHRASE_END.split(split_listing(product)[0], maxsplit=1)[0]
+    head_phrase = _head_phrase(product)
     if ENDS_IN_SPECIFICATION.search(head_phrase):
         return None
     without_sizes = TRAILING_SIZES.sub("", head_phrase)
@@ -174,16 +174,33 @@ def offers_service(product: str) -> bool:
     )
 
 
+# Articles a product-first title may open with ("Os Óculos", "Uma Lâmpada",
+# "Il Cuscino"), as terms: the stop words of the text module drop some already.
+LEADING_ARTICLES = frozenset(
+    terms("el la los las lo un una unos unas o os a as um uma uns umas le les une des il gli")
+)
+
+
 def product_first_head(product: str) -> str | None:
     """The first term of the title's head phrase, in a listing that names its product first.
 
-    "Tablero Eléctrico Monofásico 12 Circuitos" is a tablero; None for a
-    listing in English (and other languages that name the product last).
+    "Tablero Eléctrico Monofásico 12 Circuitos" is a tablero, "Os Óculos de
+    sol" are óculos, "5mm Tubo" a tubo: function words and units before the
+    noun are skipped. None for a listing in English (and other languages that
+    name the product last), or whose first term is in another script.
     """
     if not names_product_first(product):
         return None
-    head_phrase = HEAD_PHRASE_END.split(split_listing(product)[0], maxsplit=1)[0]
-    return next((term for term in terms(head_phrase) if is_latin(term)), None)
+    head_terms = [
+        term for term in terms(_head_phrase(product))
+        if term not in LEADING_ARTICLES and term not in NOUN_FIRST_WORDS and term not in UNIT_TERMS
+    ]
+    return head_terms[0] if head_terms and is_latin(head_terms[0]) else None
+
+
+def _head_phrase(product: str) -> str:
+    """The title up to where its head phrase ends (HEAD_PHRASE_END)."""
+    return HEAD_PHRASE_END.split(split_listing(product)[0], maxsplit=1)[0]
 
 
 def semantic_text(product: str) -> str:

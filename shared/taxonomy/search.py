@@ -151,6 +151,10 @@ SERVICE_BONUS = 250.0
 # the leaves fall out of the candidates (at half, the local selector took a
 # leaf back on its votes), yet still ordered for a request that asks for leaves.
 SERVICE_LEAF_SHARE = 0.05
+# A first word that heads the regional names of more categories than this
+# ("accesorios" 558, "kit" 390, "caja" 160) says what is sold no more than
+# "set" does in an English title: no bonus.
+MAX_REGIONAL_HEAD_CATEGORIES = 50
 # The top-level category whose categories are services, where a taxonomy has one.
 SERVICES_BRANCH = "Services"
 
@@ -442,9 +446,10 @@ class CandidateIndex:
         if wanted("product_head"):
             signals["product_head"] = _holds(self.heads, head, len(self.ids))
         if wanted("regional_head"):
-            signals["regional_head"] = _holds(
-                self.regional_heads, product_first_head(product), len(self.ids)
-            )
+            regional_heads = _holds(self.regional_heads, product_first_head(product), len(self.ids))
+            if regional_heads.sum() > MAX_REGIONAL_HEAD_CATEGORIES:
+                regional_heads[:] = 0.0
+            signals["regional_head"] = regional_heads
         if wanted("modifier_head") or wanted("modifier_name_discount"):
             signals["modifier_head"] = _holds(self.modifiers, head, len(self.ids))
         return signals

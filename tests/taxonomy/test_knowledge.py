@@ -8,6 +8,7 @@ from pathlib import Path
 from shared.taxonomy.files import load_taxonomy
 from shared.taxonomy.knowledge import check, pack
 from shared.taxonomy.knowledge.store import DATA_DIR, folder_name, load_knowledge
+from shared.taxonomy import search
 from shared.taxonomy.service import category_knowledge, load_index
 from tests.conftest import TAXONOMY_DIR
 
@@ -253,13 +254,26 @@ def test_the_first_word_of_a_product_first_title_finds_the_regional_names_it_hea
         {"id": "5", "titles": [], "terms": [], "regional": ["mordedores quibbleros"]},
     ]
     index = load_index(taxonomy_dir, "Google", cache_dir, knowledge_dir(tmp_path, records))
-    reading = dataclasses.replace(index, weights=dataclasses.replace(index.weights, regional_head=1.0))
-    cat_toys, dog_toys = reading.ids.index("7"), reading.ids.index("5")
-    spanish = reading.signals_many(["Quibblero azul para el gato de la casa"])[1]["regional_head"]
+    cat_toys, dog_toys = index.ids.index("7"), index.ids.index("5")
+    spanish = index.signals_many(["Quibblero azul para el gato de la casa"])[1]["regional_head"]
     assert spanish[0, cat_toys] == 1.0 and spanish[0, dog_toys] == 0.0
     # An English title's first word is no head noun.
-    english = reading.signals_many(["Quibblero for the cat, blue"])[1]["regional_head"]
+    english = index.signals_many(["Quibblero for the cat, blue"])[1]["regional_head"]
     assert not english.any()
+
+
+def test_a_first_word_heading_the_regional_names_of_many_categories_is_no_head_noun(
+    taxonomy_dir, cache_dir, tmp_path, monkeypatch
+):
+    records = [
+        {"id": "7", "titles": [], "terms": [], "regional": ["quibbleros para gatos"]},
+        {"id": "5", "titles": [], "terms": [], "regional": ["quibbleros para perros"]},
+    ]
+    index = load_index(taxonomy_dir, "Google", cache_dir, knowledge_dir(tmp_path, records))
+    listing = "Quibblero azul para el gato de la casa"
+    assert index.signals_many([listing])[1]["regional_head"].sum() == 2.0
+    monkeypatch.setattr(search, "MAX_REGIONAL_HEAD_CATEGORIES", 1)
+    assert not index.signals_many([listing])[1]["regional_head"].any()
 
 
 def test_google_takes_the_terms_and_regional_names_of_the_shopify_categories_mapped_to_it(

@@ -146,3 +146,7 @@ def test_the_head_of_a_listing_that_names_its_product_first_is_its_first_word():
     )[0]
     assert product_first_head("Cibo secco per gatti adulti al salmone, della casa") == terms("cibo")[0]
     assert product_first_head("Dog leash for the park, with a padded handle") is None
+    # Articles and units before the noun are skipped; a first word in another script is none.
+    assert product_first_head("Os óculos de sol para a praia") == terms("óculos")[0]
+    assert product_first_head("5mm Tubo de cobre para la casa") == terms("tubo")[0]
+    assert product_first_head("Телевизор Samsung para la casa de la playa") is None
