@@ -95,9 +95,10 @@ def main() -> None:
         labels = [index.taxonomy.categories[str(i["categoryId"])] for i in items]
         label_rows = np.array([index.ids.index(label.id) for label in labels])
         folds = fold_numbers(items, 3)
-        sentences, signals = index.signals_many([i["product"] for i in items])
+        texts = [i["product"] for i in items]
+        sentences, signals = index.signals_many(texts)
         pools, similarities = _exemplar_pool(index, base, sentences, signals)
-        fused = fused_scores(index, base, signals, pools, similarities, [i["product"] for i in items])
+        fused = fused_scores(index, base, signals, pools, similarities, texts)
         reduced = (sentences - exemplars.vectors.mean) @ exemplars.vectors.basis
         log_probabilities = np.log(softmax(reduced @ weights_matrix + biases) + 1e-30)
         floored = np.maximum(log_probabilities, LOG_PROBABILITY_FLOOR)

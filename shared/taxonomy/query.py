@@ -174,10 +174,13 @@ def offers_service(product: str) -> bool:
     )
 
 
-# Articles a product-first title may open with ("Os Óculos", "Uma Lâmpada",
-# "Il Cuscino"), as terms: the stop words of the text module drop some already.
-LEADING_ARTICLES = frozenset(
-    terms("el la los las lo un una unos unas o os a as um uma uns umas le les une des il gli")
+# Terms a product-first title may open with before its noun: articles ("Os
+# Óculos", "Uma Lâmpada", "Il Cuscino"), function words and units ("5mm
+# Tubo"). As terms: the stop words of the text module drop some already.
+BEFORE_PRODUCT_FIRST_HEAD = (
+    frozenset(terms("el la los las lo un una unos unas o os a as um uma uns umas le les une des il gli"))
+    | frozenset(terms(" ".join(NOUN_FIRST_WORDS)))
+    | UNIT_TERMS
 )
 
 
@@ -192,8 +195,7 @@ def product_first_head(product: str) -> str | None:
     if not names_product_first(product):
         return None
     head_terms = [
-        term for term in terms(_head_phrase(product))
-        if term not in LEADING_ARTICLES and term not in NOUN_FIRST_WORDS and term not in UNIT_TERMS
+        term for term in terms(_head_phrase(product)) if term not in BEFORE_PRODUCT_FIRST_HEAD
     ]
     return head_terms[0] if head_terms and is_latin(head_terms[0]) else None
 

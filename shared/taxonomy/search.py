@@ -469,7 +469,8 @@ class CandidateIndex:
         if not services.any():
             return
         offered = fused[services]
-        offered += weights.service * self.in_services_branch
+        if weights.service:
+            offered += weights.service * self.in_services_branch
         if weights.service_leaf_discount and not leafs_only:
             for row in offered:
                 best_leaf = self.children.best_child(np.where(self.leaf_mask, row, -np.inf))
