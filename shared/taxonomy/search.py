@@ -139,6 +139,12 @@ class FusionWeights:
     # goods (Waxing Kits & Supplies): for such a listing each leaf's final
     # score passes to its parent, and the leaf loses this share of it.
     service_leaf_discount: float = 0.0
+    # The share of the English head-noun signals (ENGLISH_HEAD_SIGNALS) a
+    # listing loses when its first word heads regional names (regional_head):
+    # the last word of such a title, which those signals read, is often a
+    # brand or a product line ("Dimmer Xahara Madera New Light" is a dimmer,
+    # not a light).
+    english_head_discount: float = 0.0
 
 
 # Enough for a Services category to win over the goods whose every word a
@@ -191,6 +197,7 @@ TAXONOMY_WEIGHTS = {
         branch=6.0,
         branch_listing_share=1.0,
         subbranch=4.0,
+        english_head_discount=0.5,
         service_leaf_discount=1.0 - SERVICE_LEAF_SHARE,
     ),
     SHOPIFY: FusionWeights(
@@ -203,6 +210,7 @@ TAXONOMY_WEIGHTS = {
         knowledge_head=4.0,
         product_head=16.0,
         regional_head=16.0,
+        english_head_discount=0.5,
         exemplar=30.0,
         modifier_name_discount=0.25,
         child_knowledge=0.5,
@@ -229,6 +237,8 @@ SUPPORT_SIGNALS = ("name", "sentence", "knowledge")
 HEAD_SIGNALS = (
     "head_noun", "knowledge_head", "product_head", "modifier_head", "modifier_name_discount"
 )
+# The head-noun signals that give a bonus, read from the title's last word.
+ENGLISH_HEAD_SIGNALS = ("head_noun", "knowledge_head", "product_head")
 # The signals that match a category's name (its own words, or its vectors).
 NAME_SIGNALS = ("name", "coverage", "sentence", "static_embedding")
 
@@ -307,6 +317,11 @@ class CandidateIndex:
         fused = prior[None, :] + sum(
             getattr(weights, name) * matrix for name, matrix in signals.items()
         )
+        if weights.english_head_discount:
+            lost = weights.english_head_discount * signals["regional_head"].any(axis=1)
+            for name in ENGLISH_HEAD_SIGNALS:
+                if name in signals:
+                    fused -= lost[:, None] * getattr(weights, name) * signals[name]
         if weights.modifier_name_discount:
             by_name = sum(
                 getattr(weights, name) * signals[name] for name in NAME_SIGNALS if name in signals
@@ -445,7 +460,8 @@ class CandidateIndex:
             signals["knowledge_head"] = _holds(self.knowledge_terms, head, len(self.ids))
         if wanted("product_head"):
             signals["product_head"] = _holds(self.heads, head, len(self.ids))
-        if wanted("regional_head"):
+        # Google weights no regional head bonus, but reads it to discount the English head.
+        if wanted("regional_head") or wanted("english_head_discount"):
             regional_heads = _holds(self.regional_heads, product_first_head(product), len(self.ids))
             if regional_heads.sum() > MAX_REGIONAL_HEAD_CATEGORIES:
                 regional_heads[:] = 0.0

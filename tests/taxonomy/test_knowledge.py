@@ -5,6 +5,8 @@ import gzip
 import json
 from pathlib import Path
 
+import pytest
+
 from shared.taxonomy.files import load_taxonomy
 from shared.taxonomy.knowledge import check, pack
 from shared.taxonomy.knowledge.store import DATA_DIR, folder_name, load_knowledge
@@ -274,6 +276,32 @@ def test_a_first_word_heading_the_regional_names_of_many_categories_is_no_head_n
     assert index.signals_many([listing])[1]["regional_head"].sum() == 2.0
     monkeypatch.setattr(search, "MAX_REGIONAL_HEAD_CATEGORIES", 1)
     assert not index.signals_many([listing])[1]["regional_head"].any()
+
+
+def test_a_first_word_heading_regional_names_discounts_the_english_head_noun(
+    taxonomy_dir, cache_dir, tmp_path
+):
+    cat_toys = {"id": "7", "titles": [], "terms": [], "regional": ["quibbleros para gatos"]}
+    index = load_index(taxonomy_dir, "Google", cache_dir, knowledge_dir(tmp_path, [cat_toys]))
+    vases = index.ids.index("13")
+    kept = dataclasses.replace(index.weights, english_head_discount=0.0)
+    halved = dataclasses.replace(index.weights, english_head_discount=0.5)
+
+    def head_bonus_lost(listing: str) -> float:
+        signals = index.signals_many([listing], halved)[1]
+        return float(index.fuse(signals, kept)[0, vases] - index.fuse(signals, halved)[0, vases])
+
+    # The last word ("vase", a line's name here) is read as the head noun of both
+    # titles; only the Spanish one's first word heads a category's regional names.
+    spanish = "Quibblero azul Vase\nEl quibblero de la casa es para el gato"
+    english = "Blue Quibble Vase\nThe quibble of the house is for the cat"
+    assert index.signals_many([spanish], halved)[1]["product_head"][0, vases] == 1.0
+    english_bonus = sum(
+        getattr(halved, name) * index.signals_many([spanish], halved)[1][name][0, vases]
+        for name in search.ENGLISH_HEAD_SIGNALS
+    )
+    assert head_bonus_lost(spanish) == pytest.approx(0.5 * english_bonus)
+    assert head_bonus_lost(english) == 0.0
 
 
 def test_google_takes_the_terms_and_regional_names_of_the_shopify_categories_mapped_to_it(
