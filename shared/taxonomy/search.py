@@ -318,10 +318,11 @@ class CandidateIndex:
             getattr(weights, name) * matrix for name, matrix in signals.items()
         )
         if weights.english_head_discount:
-            lost = weights.english_head_discount * signals["regional_head"].any(axis=1)
+            read_first_word = signals["regional_head"].any(axis=1, keepdims=True)
+            lost = weights.english_head_discount * read_first_word.astype(np.float32)
             for name in ENGLISH_HEAD_SIGNALS:
                 if name in signals:
-                    fused -= lost[:, None] * getattr(weights, name) * signals[name]
+                    fused -= lost * getattr(weights, name) * signals[name]
         if weights.modifier_name_discount:
             by_name = sum(
                 getattr(weights, name) * signals[name] for name in NAME_SIGNALS if name in signals
