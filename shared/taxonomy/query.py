@@ -184,6 +184,34 @@ BEFORE_PRODUCT_FIRST_HEAD = (
 )
 
 
+# What a description says the product is, near its start: "This sculptural
+# ring is...", "Our hand-poured candles come...", "stylish earrings made
+# from...". The subject's last word is taken as the noun.
+DESCRIPTION_SUBJECT = (
+    re.compile(
+        r"\b(?:this|these|our|the)\s+((?:[a-z-]+\s+){0,3}?[a-z-]+)\s+(?:is|are|makes?|features?"
+        r"|comes?|offers?|combines?|brings?|adds?|gives?|helps?|provides?)\b",
+        re.IGNORECASE,
+    ),
+    re.compile(r"\b([a-z-]+)\s+(?:is\s+|are\s+)?made\s+(?:from|of|with|in|by|using)\b", re.IGNORECASE),
+)
+DESCRIPTION_SUBJECT_CHARS = 300
+# Subjects that name no kind of goods ("Our products are made to order").
+GENERIC_SUBJECTS = frozenset(terms("product item piece design collection solution style"))
+
+
+def description_head(product: str) -> str | None:
+    """The noun the description's first sentence says the product is, in an English listing."""
+    if names_product_first(product):
+        return None
+    description = split_listing(product)[1][:DESCRIPTION_SUBJECT_CHARS]
+    found = [match for pattern in DESCRIPTION_SUBJECT if (match := pattern.search(description))]
+    if not found:
+        return None
+    subject = terms(min(found, key=lambda match: match.start()).group(1))
+    return subject[-1] if subject and subject[-1] not in GENERIC_SUBJECTS else None
+
+
 def product_first_head(product: str) -> str | None:
     """The first term of the title's head phrase, in a listing that names its product first.
 

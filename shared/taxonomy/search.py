@@ -49,6 +49,7 @@ from shared.taxonomy.lexical import TermIndex
 from shared.taxonomy.lowrank import LowRankVectors
 from shared.taxonomy.models import Candidate, Taxonomy
 from shared.taxonomy.query import (
+    description_head,
     TITLE_WEIGHT,
     head_term,
     listing_text,
@@ -145,6 +146,12 @@ class FusionWeights:
     # brand or a product line ("Dimmer Xahara Madera New Light" is a dimmer,
     # not a light).
     english_head_discount: float = 0.0
+    # A flat bonus, for an English listing, when the noun its description
+    # says the product is ("This sculptural ring is...", "stylish earrings
+    # made from...": query.description_head) heads one of the category's
+    # product names, as for product_head: a title is often only a design's
+    # name ("Sunset Coil", "Crayfish").
+    description_head: float = 0.0
 
 
 # Enough for a Services category to win over the goods whose every word a
@@ -159,8 +166,9 @@ SERVICE_BONUS = 250.0
 SERVICE_LEAF_SHARE = 0.05
 # A first word that heads the regional names of more categories than this
 # ("accesorios" 558, "kit" 390, "caja" 160) says what is sold no more than
-# "set" does in an English title: no bonus.
-MAX_REGIONAL_HEAD_CATEGORIES = 50
+# "set" does in an English title: no bonus. Nor for a description's noun
+# heading more ("kit" 708, "base" 112, "unit" 92 in Shopify's product names).
+MAX_HEAD_CATEGORIES = 50
 # The top-level category whose categories are services, where a taxonomy has one.
 SERVICES_BRANCH = "Services"
 
@@ -198,6 +206,7 @@ TAXONOMY_WEIGHTS = {
         branch_listing_share=1.0,
         subbranch=4.0,
         english_head_discount=0.5,
+        description_head=16.0,
         service_leaf_discount=1.0 - SERVICE_LEAF_SHARE,
     ),
     SHOPIFY: FusionWeights(
@@ -211,6 +220,7 @@ TAXONOMY_WEIGHTS = {
         product_head=16.0,
         regional_head=16.0,
         english_head_discount=0.5,
+        description_head=16.0,
         exemplar=30.0,
         modifier_name_discount=0.25,
         child_knowledge=0.5,
@@ -464,9 +474,14 @@ class CandidateIndex:
         # Google weights no regional head bonus, but reads it to discount the English head.
         if wanted("regional_head") or wanted("english_head_discount"):
             regional_heads = _holds(self.regional_heads, product_first_head(product), len(self.ids))
-            if regional_heads.sum() > MAX_REGIONAL_HEAD_CATEGORIES:
+            if regional_heads.sum() > MAX_HEAD_CATEGORIES:
                 regional_heads[:] = 0.0
             signals["regional_head"] = regional_heads
+        if wanted("description_head"):
+            described = _holds(self.heads, description_head(product), len(self.ids))
+            if described.sum() > MAX_HEAD_CATEGORIES:
+                described[:] = 0.0
+            signals["description_head"] = described
         if wanted("modifier_head") or wanted("modifier_name_discount"):
             signals["modifier_head"] = _holds(self.modifiers, head, len(self.ids))
         return signals

@@ -274,7 +274,7 @@ def test_a_first_word_heading_the_regional_names_of_many_categories_is_no_head_n
     index = load_index(taxonomy_dir, "Google", cache_dir, knowledge_dir(tmp_path, records))
     listing = "Quibblero azul para el gato de la casa"
     assert index.signals_many([listing])[1]["regional_head"].sum() == 2.0
-    monkeypatch.setattr(search, "MAX_REGIONAL_HEAD_CATEGORIES", 1)
+    monkeypatch.setattr(search, "MAX_HEAD_CATEGORIES", 1)
     assert not index.signals_many([listing])[1]["regional_head"].any()
 
 
@@ -302,6 +302,18 @@ def test_a_first_word_heading_regional_names_discounts_the_english_head_noun(
     )
     assert head_bonus_lost(spanish) == pytest.approx(0.5 * english_bonus)
     assert head_bonus_lost(english) == 0.0
+
+
+def test_the_noun_a_description_says_the_product_is_finds_the_category_it_heads(
+    google_index, monkeypatch
+):
+    vases = google_index.ids.index("13")
+    listing = "Ocean Dream\nThis hand-blown glass vase is made for tall stems."
+    described = google_index.signals_many([listing])[1]["description_head"]
+    assert described[0, vases] == 1.0 and described.sum() < described.shape[1]
+    # A noun heading the names of more categories than MAX_HEAD_CATEGORIES says too little.
+    monkeypatch.setattr(search, "MAX_HEAD_CATEGORIES", 0)
+    assert not google_index.signals_many([listing])[1]["description_head"].any()
 
 
 def test_google_takes_the_terms_and_regional_names_of_the_shopify_categories_mapped_to_it(

@@ -1,6 +1,7 @@
 import pytest
 
 from shared.taxonomy.query import (
+    description_head,
     names_product_first,
     offers_service,
     product_first_head,
@@ -150,3 +151,27 @@ def test_the_head_of_a_listing_that_names_its_product_first_is_its_first_word():
     assert product_first_head("Os óculos de sol para a praia") == terms("óculos")[0]
     assert product_first_head("5mm Tubo de cobre para la casa") == terms("tubo")[0]
     assert product_first_head("Телевизор Samsung para la casa de la playa") is None
+
+
+@pytest.mark.parametrize(
+    ("product", "noun"),
+    [
+        ("Sunset Coil\nThis sculptural ring is made of recycled silver.", "ring"),
+        ("Crayfish\nSize: 5 cm. Lightweight and stylish earrings made from PLA.", "earrings"),
+        ("Amber Nights\nOur hand-poured soy candles come in a glass jar.", "candles"),
+        # The subject names no kind of goods.
+        ("Nordic Sofa\nOur products are made to order in our factory.", None),
+        # No description, or one that never says what the product is.
+        ("Sunset Coil", None),
+        ("Sunset Coil\nShips in two days. Gift wrapping on request.", None),
+        # A listing that names its product first says it in its title.
+        ("Florero Alambre\nEste florero es de vidrio, hecho para la casa.", None),
+    ],
+)
+def test_the_description_says_what_the_product_is(product, noun):
+    assert description_head(product) == (terms(noun)[-1] if noun else None)
+
+
+def test_the_description_is_read_for_its_subject_only_near_its_start():
+    late = "Sunset Coil\n" + "Shipping is free. " * 20 + "This ring is silver."
+    assert description_head(late) is None
