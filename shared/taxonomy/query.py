@@ -193,23 +193,40 @@ DESCRIPTION_SUBJECT = (
         r"|comes?|offers?|combines?|brings?|adds?|gives?|helps?|provides?)\b",
         re.IGNORECASE,
     ),
-    re.compile(r"\b([a-z-]+)\s+(?:is\s+|are\s+)?made\s+(?:from|of|with|in|by|using)\b", re.IGNORECASE),
+    # Not after a letter or hyphen: a word starting mid-word would make the search quadratic.
+    re.compile(
+        r"(?<![a-z-])([a-z-]+)\s+(?:is\s+|are\s+)?made\s+(?:from|of|with|in|by|using)\b",
+        re.IGNORECASE,
+    ),
 )
 DESCRIPTION_SUBJECT_CHARS = 300
-# Subjects that name no kind of goods ("Our products are made to order").
-GENERIC_SUBJECTS = frozenset(terms("product item piece design collection solution style"))
+# Subjects that are not the product: words for products in general, for the
+# shop and the listing, and for what a product is made of or has ("Our
+# products are made to order", "The fabric is soft", "The chain is 18
+# inches", "Hand made with care").
+NOT_THE_PRODUCT = frozenset(
+    terms(
+        "product item piece design collection solution style range line listing"
+        " shop store brand team seller customer shipping packaging price quality size"
+        " colour color weight dimension gift model goal mission story feature formula"
+        " fabric material leather wood glass stone metal cotton finish texture"
+        " chain frame lid hook strap handle band battery back base"
+        " these they it each one everything hand custom tailor proudly sell"
+    )
+)
 
 
 def description_head(product: str) -> str | None:
-    """The noun the description's first sentence says the product is, in an English listing."""
+    """The noun an English listing's description first says the product is, near its start."""
     if names_product_first(product):
         return None
-    description = split_listing(product)[1][:DESCRIPTION_SUBJECT_CHARS]
-    found = [match for pattern in DESCRIPTION_SUBJECT if (match := pattern.search(description))]
-    if not found:
-        return None
-    subject = terms(min(found, key=lambda match: match.start()).group(1))
-    return subject[-1] if subject and subject[-1] not in GENERIC_SUBJECTS else None
+    description = clean(split_listing(product)[1])[:DESCRIPTION_SUBJECT_CHARS]
+    subjects = (match for pattern in DESCRIPTION_SUBJECT for match in pattern.finditer(description))
+    for subject in sorted(subjects, key=lambda match: match.start()):
+        noun = terms(subject.group(1))[-1:]
+        if noun and noun[0] not in NOT_THE_PRODUCT:
+            return noun[0]
+    return None
 
 
 def product_first_head(product: str) -> str | None:

@@ -49,8 +49,8 @@ from shared.taxonomy.lexical import TermIndex
 from shared.taxonomy.lowrank import LowRankVectors
 from shared.taxonomy.models import Candidate, Taxonomy
 from shared.taxonomy.query import (
-    description_head,
     TITLE_WEIGHT,
+    description_head,
     head_term,
     listing_text,
     names_product_first,
@@ -150,7 +150,7 @@ class FusionWeights:
     # says the product is ("This sculptural ring is...", "stylish earrings
     # made from...": query.description_head) heads one of the category's
     # product names, as for product_head: a title is often only a design's
-    # name ("Sunset Coil", "Crayfish").
+    # name ("Sunset Coil", "Crayfish"), and where it is not, the two agree.
     description_head: float = 0.0
 
 
@@ -166,9 +166,8 @@ SERVICE_BONUS = 250.0
 SERVICE_LEAF_SHARE = 0.05
 # A first word that heads the regional names of more categories than this
 # ("accesorios" 558, "kit" 390, "caja" 160) says what is sold no more than
-# "set" does in an English title: no bonus. Nor for a description's noun
-# heading more ("kit" 708, "base" 112, "unit" 92 in Shopify's product names).
-MAX_HEAD_CATEGORIES = 50
+# "set" does in an English title: no bonus.
+MAX_REGIONAL_HEAD_CATEGORIES = 50
 # The top-level category whose categories are services, where a taxonomy has one.
 SERVICES_BRANCH = "Services"
 
@@ -474,14 +473,11 @@ class CandidateIndex:
         # Google weights no regional head bonus, but reads it to discount the English head.
         if wanted("regional_head") or wanted("english_head_discount"):
             regional_heads = _holds(self.regional_heads, product_first_head(product), len(self.ids))
-            if regional_heads.sum() > MAX_HEAD_CATEGORIES:
+            if regional_heads.sum() > MAX_REGIONAL_HEAD_CATEGORIES:
                 regional_heads[:] = 0.0
             signals["regional_head"] = regional_heads
         if wanted("description_head"):
-            described = _holds(self.heads, description_head(product), len(self.ids))
-            if described.sum() > MAX_HEAD_CATEGORIES:
-                described[:] = 0.0
-            signals["description_head"] = described
+            signals["description_head"] = _holds(self.heads, description_head(product), len(self.ids))
         if wanted("modifier_head") or wanted("modifier_name_discount"):
             signals["modifier_head"] = _holds(self.modifiers, head, len(self.ids))
         return signals

@@ -274,7 +274,7 @@ def test_a_first_word_heading_the_regional_names_of_many_categories_is_no_head_n
     index = load_index(taxonomy_dir, "Google", cache_dir, knowledge_dir(tmp_path, records))
     listing = "Quibblero azul para el gato de la casa"
     assert index.signals_many([listing])[1]["regional_head"].sum() == 2.0
-    monkeypatch.setattr(search, "MAX_HEAD_CATEGORIES", 1)
+    monkeypatch.setattr(search, "MAX_REGIONAL_HEAD_CATEGORIES", 1)
     assert not index.signals_many([listing])[1]["regional_head"].any()
 
 
@@ -295,25 +295,24 @@ def test_a_first_word_heading_regional_names_discounts_the_english_head_noun(
     # titles; only the Spanish one's first word heads a category's regional names.
     spanish = "Quibblero azul Vase\nEl quibblero de la casa es para el gato"
     english = "Blue Quibble Vase\nThe quibble of the house is for the cat"
-    assert index.signals_many([spanish], halved)[1]["product_head"][0, vases] == 1.0
+    signals = index.signals_many([spanish, english], halved)[1]
+    assert signals["product_head"][:, vases].tolist() == [1.0, 1.0]
     english_bonus = sum(
-        getattr(halved, name) * index.signals_many([spanish], halved)[1][name][0, vases]
-        for name in search.ENGLISH_HEAD_SIGNALS
+        getattr(halved, name) * signals[name][0, vases] for name in search.ENGLISH_HEAD_SIGNALS
     )
     assert head_bonus_lost(spanish) == pytest.approx(0.5 * english_bonus)
     assert head_bonus_lost(english) == 0.0
 
 
-def test_the_noun_a_description_says_the_product_is_finds_the_category_it_heads(
-    google_index, monkeypatch
-):
+def test_the_noun_a_description_says_the_product_is_finds_the_category_it_heads(google_index):
     vases = google_index.ids.index("13")
-    listing = "Ocean Dream\nThis hand-blown glass vase is made for tall stems."
-    described = google_index.signals_many([listing])[1]["description_head"]
-    assert described[0, vases] == 1.0 and described.sum() < described.shape[1]
-    # A noun heading the names of more categories than MAX_HEAD_CATEGORIES says too little.
-    monkeypatch.setattr(search, "MAX_HEAD_CATEGORIES", 0)
-    assert not google_index.signals_many([listing])[1]["description_head"].any()
+    listings = [
+        "Ocean Dream\nThis hand-blown glass vase is made for tall stems.",
+        "Ocean Dream\nThe glass is hand-blown, for tall stems.",
+    ]
+    described = google_index.signals_many(listings)[1]["description_head"]
+    assert described[0, vases] == 1.0 and described[0].sum() < described.shape[1]
+    assert not described[1].any()  # the glass is what it is made of
 
 
 def test_google_takes_the_terms_and_regional_names_of_the_shopify_categories_mapped_to_it(

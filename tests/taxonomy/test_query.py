@@ -165,7 +165,11 @@ def test_the_head_of_a_listing_that_names_its_product_first_is_its_first_word():
         ("Sunset Coil", None),
         ("Sunset Coil\nShips in two days. Gift wrapping on request.", None),
         # A listing that names its product first says it in its title.
-        ("Florero Alambre\nEste florero es de vidrio, hecho para la casa.", None),
+        ("Florero de alambre para la casa de la playa\nThe vase is made of wire.", None),
+        # Subjects that are not the product are passed over.
+        ("Octopus\nOur products are made to order. This sofa features oak legs.", "sofa"),
+        ("Sunset Coil\nThe chain is 18 inches long. Hand made with care.", None),
+        ("Sunset Coil\n<p>This <strong>ring</strong> is made of silver.</p>", "ring"),
     ],
 )
 def test_the_description_says_what_the_product_is(product, noun):
