@@ -9,6 +9,7 @@ fully lined" follows.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter, defaultdict
 
@@ -106,6 +107,9 @@ ENGLISH_WORDS = frozenset(
 WORDS = re.compile(r"[a-z]+")
 
 
+# Asked of one listing by several signals (the regional names, the regional
+# head, the description head): the answer is kept for the batch being scored.
+@functools.lru_cache(maxsize=256)
 def names_product_first(product: str) -> bool:
     """Whether the listing's function words are mostly Spanish, French, Italian or Portuguese."""
     words = WORDS.findall(clean(product))
@@ -211,7 +215,7 @@ NOT_THE_PRODUCT = frozenset(
         " colour color weight dimension gift model goal mission story feature formula"
         " fabric material leather wood glass stone metal cotton finish texture"
         " chain frame lid hook strap handle band battery back base"
-        " these they it each one everything hand custom tailor proudly sell"
+        " these they each one everything hand custom tailor proudly sell"
     )
 )
 

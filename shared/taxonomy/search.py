@@ -242,12 +242,10 @@ EXEMPLAR_SHORTLIST = 200
 # The signals (besides the nearest exemplar) whose own favourite among the
 # candidates counts as support for it: see CandidateIndex._support.
 SUPPORT_SIGNALS = ("name", "sentence", "knowledge")
-# The signals that read the title's head noun.
-HEAD_SIGNALS = (
-    "head_noun", "knowledge_head", "product_head", "modifier_head", "modifier_name_discount"
-)
-# The head-noun signals that give a bonus, read from the title's last word.
+# The signals that give a bonus for the title's head noun (its last word).
 ENGLISH_HEAD_SIGNALS = ("head_noun", "knowledge_head", "product_head")
+# The signals that read the title's head noun.
+HEAD_SIGNALS = (*ENGLISH_HEAD_SIGNALS, "modifier_head", "modifier_name_discount")
 # The signals that match a category's name (its own words, or its vectors).
 NAME_SIGNALS = ("name", "coverage", "sentence", "static_embedding")
 
