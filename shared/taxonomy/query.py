@@ -220,16 +220,30 @@ NOT_THE_PRODUCT = frozenset(
 )
 
 
+# Words that end the subject's noun phrase: what follows them is not the product.
+SUBJECT_PREPOSITIONS = frozenset("from for by with in of at on to".split())
+
+
 def description_head(product: str) -> str | None:
     """The noun an English listing's description first says the product is, near its start."""
+    word = description_noun(product)
+    return terms(word)[-1] if word else None
+
+
+def description_noun(product: str) -> str | None:
+    """description_head as the description writes it ("earrings", not the term "earring")."""
     if names_product_first(product):
         return None
     description = clean(split_listing(product)[1])[:DESCRIPTION_SUBJECT_CHARS]
     subjects = (match for pattern in DESCRIPTION_SUBJECT for match in pattern.finditer(description))
     for subject in sorted(subjects, key=lambda match: match.start()):
-        noun = terms(subject.group(1))[-1:]
+        words = subject.group(1).split()
+        # "this single-seater from Great Outdoor is": the noun phrase ends before its preposition.
+        ends = [at for at, word in enumerate(words) if word.lower() in SUBJECT_PREPOSITIONS]
+        word = words[ends[0] - 1] if ends and ends[0] > 0 else words[-1]
+        noun = terms(word)[-1:]
         if noun and noun[0] not in NOT_THE_PRODUCT:
-            return noun[0]
+            return word
     return None
 
 
@@ -270,3 +284,26 @@ def listing_text(product: str) -> str | None:
 def _title_and_description_start(product: str, characters: int) -> str:
     title, description = split_listing(product)
     return f"{clean(title)}. {clean(description)[:characters]}".strip(" .")
+
+
+# A title of at most this many terms may be only a design's name: "Crayfish",
+# "Computer mouse", "Lustre Tide" are earrings and a ring, as their
+# descriptions say.
+DESIGN_NAME_TERMS = 2
+
+
+def with_design_noun(product: str) -> str:
+    """The listing with its description's noun (description_noun) after the title, when
+    the title may be only a design's name and does not hold that noun itself.
+
+    "Computer mouse" reads as "Computer mouse earrings" to every signal, as a
+    shopper reads it who has seen the description.
+    """
+    title, description = split_listing(product)
+    title_terms = terms(title)
+    if len(title_terms) > DESIGN_NAME_TERMS:
+        return product
+    noun = description_noun(product)
+    if noun is None or terms(noun)[-1] in title_terms:
+        return product
+    return f"{title} {noun}\n{description}"

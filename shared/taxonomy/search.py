@@ -59,6 +59,7 @@ from shared.taxonomy.query import (
     query_terms,
     semantic_text,
     split_listing,
+    with_design_noun,
 )
 from shared.taxonomy.sentences import SentenceEmbedder
 from shared.taxonomy.text import clean
@@ -351,6 +352,7 @@ class CandidateIndex:
             return weights is None or bool(getattr(weights, name))
 
         translated_weight = (weights or self.weights).translated_terms
+        texts = [with_design_noun(text) for text in texts]
         sentences = self.sentence_embedder.embed([semantic_text(text) for text in texts])
         signals: dict[str, np.ndarray] = {}
         if wanted("sentence"):

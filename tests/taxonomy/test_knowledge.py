@@ -315,6 +315,18 @@ def test_the_noun_a_description_says_the_product_is_finds_the_category_it_heads(
     assert not described[1].any()  # the glass is what it is made of
 
 
+def test_a_design_name_title_is_read_as_the_product_its_description_names(google_index):
+    vases = google_index.ids.index("13")
+    listings = [
+        "Ocean Dream\nThis hand-blown glass vase is made for tall stems.",
+        # Three words: the title is read as it is, its head noun is "collection".
+        "Ocean Dream Collection\nThis hand-blown glass vase is made for tall stems.",
+    ]
+    heads = google_index.signals_many(listings)[1]["product_head"]
+    assert heads[0, vases] == 1.0
+    assert heads[1, vases] == 0.0
+
+
 def test_google_takes_the_terms_and_regional_names_of_the_shopify_categories_mapped_to_it(
     taxonomy_dir, tmp_path
 ):

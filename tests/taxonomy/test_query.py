@@ -11,6 +11,7 @@ from shared.taxonomy.query import (
     listing_text,
     query_terms,
     semantic_text,
+    with_design_noun,
 )
 from shared.taxonomy.text import terms
 
@@ -170,6 +171,11 @@ def test_the_head_of_a_listing_that_names_its_product_first_is_its_first_word():
         ("Octopus\nOur products are made to order. This sofa features oak legs.", "sofa"),
         ("Sunset Coil\nThe chain is 18 inches long. Hand made with care.", None),
         ("Sunset Coil\n<p>This <strong>ring</strong> is made of silver.</p>", "ring"),
+        # The subject's noun phrase ends before a preposition.
+        (
+            "Countryside Armchair\nStylish, this single-seater from Great Outdoor is sturdy.",
+            "single-seater",
+        ),
     ],
 )
 def test_the_description_says_what_the_product_is(product, noun):
@@ -179,3 +185,27 @@ def test_the_description_says_what_the_product_is(product, noun):
 def test_the_description_is_read_for_its_subject_only_near_its_start():
     late = "Sunset Coil\n" + "Shipping is free. " * 20 + "This ring is silver."
     assert description_head(late) is None
+
+
+@pytest.mark.parametrize(
+    ("product", "read"),
+    [
+        # A title of a design's name only reads with the noun its description gives.
+        (
+            "Computer mouse\nSize: 4 cm. Lightweight and stylish earrings made from PLA.",
+            "Computer mouse earrings\nSize: 4 cm. Lightweight and stylish earrings made from PLA.",
+        ),
+        (
+            "Lustre Tide\nA dance of light, the Lustre Tide ring is gold.",
+            "Lustre Tide ring\nA dance of light, the Lustre Tide ring is gold.",
+        ),
+        # A longer title names its product; the title holds the noun already; the
+        # description says none.
+        ("Golden Lace Cuff\nThis bracelet is gold-plated.", None),
+        ("Choker Necklace\nThis choker is silver.", None),
+        ("Computer mouse\nWireless, with a silent click.", None),
+        ("Computer mouse", None),
+    ],
+)
+def test_a_title_of_a_design_name_reads_with_the_noun_of_its_description(product, read):
+    assert with_design_noun(product) == (read or product)
