@@ -221,7 +221,8 @@ NOT_THE_PRODUCT = frozenset(
 
 
 # Words that end the subject's noun phrase: what follows them is not the product.
-SUBJECT_PREPOSITIONS = frozenset("from for by with in of at on to".split())
+# Not "of": "the kind of seat", "a pair of earrings" name the product after it.
+SUBJECT_PREPOSITIONS = frozenset("from for by with in at on to".split())
 
 
 def description_head(product: str) -> str | None:
@@ -240,9 +241,10 @@ def description_noun(product: str) -> str | None:
         words = subject.group(1).split()
         # "this single-seater from Great Outdoor is": the noun phrase ends before its preposition.
         ends = [at for at, word in enumerate(words) if word.lower() in SUBJECT_PREPOSITIONS]
-        word = words[ends[0] - 1] if ends and ends[0] > 0 else words[-1]
-        noun = terms(word)[-1:]
-        if noun and noun[0] not in NOT_THE_PRODUCT:
+        phrase = words[: ends[0]] if ends else words
+        # Its last word that is a term: "this jersey set" is a jersey ("set" is a stop word).
+        word = next((word for word in reversed(phrase) if terms(word)), None)
+        if word is not None and terms(word)[-1] not in NOT_THE_PRODUCT:
             return word
     return None
 
