@@ -171,7 +171,10 @@ def test_the_head_of_a_listing_that_names_its_product_first_is_its_first_word():
         ("Octopus\nOur products are made to order. This sofa features oak legs.", "sofa"),
         ("Sunset Coil\nThe chain is 18 inches long. Hand made with care.", None),
         ("Sunset Coil\n<p>This <strong>ring</strong> is made of silver.</p>", "ring"),
-        # The subject's noun phrase ends before a preposition.
+        # The subject's noun phrase ends before a preposition, not before "of";
+        # its noun is its last word that is a term ("set" is a stop word).
+        ("Octopus\nIt is the kind of seat that makes you stay.", "seat"),
+        ("Octopus\nThis vibrant jersey set features the team's colours.", "jersey"),
         (
             "Countryside Armchair\nStylish, this single-seater from Great Outdoor is sturdy.",
             "single-seater",
