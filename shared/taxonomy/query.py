@@ -191,61 +191,77 @@ BEFORE_PRODUCT_FIRST_HEAD = (
 # What a description says the product is, near its start: "This sculptural
 # ring is...", "Our hand-poured candles come...", "stylish earrings made
 # from...". The subject's last word is taken as the noun.
-DESCRIPTION_SUBJECT = (
-    re.compile(
-        r"\b(?:this|these|our|the)\s+((?:[a-z-]+\s+){0,3}?[a-z-]+)\s+(?:is|are|makes?|features?"
-        r"|comes?|offers?|combines?|brings?|adds?|gives?|helps?|provides?)\b",
-        re.IGNORECASE,
-    ),
-    # Not after a letter or hyphen: a word starting mid-word would make the search quadratic.
-    re.compile(
-        r"(?<![a-z-])([a-z-]+)\s+(?:is\s+|are\s+)?made\s+(?:from|of|with|in|by|using)\b",
-        re.IGNORECASE,
-    ),
+THIS_PRODUCT_IS = re.compile(
+    r"\b(?:this|these|our|the)\s+((?:[a-z-]+\s+){0,3}?[a-z-]+)\s+(?:is|are|makes?|features?"
+    r"|comes?|offers?|combines?|brings?|adds?|gives?|helps?|provides?)\b",
+    re.IGNORECASE,
+)
+# Not after a letter or hyphen: a word starting mid-word would make the search
+# quadratic. Not an adverb in -ly: "Lovingly made with", "Sustainably made from".
+MADE_FROM = re.compile(
+    r"(?<![a-z-])([a-z-]+)(?<!ly)\s+(?:is\s+|are\s+)?made\s+(?:from|of|with|in|by|using)\b",
+    re.IGNORECASE,
 )
 DESCRIPTION_SUBJECT_CHARS = 300
 # Subjects that are not the product: words for products in general, for the
-# shop and the listing, and for what a product is made of or has ("Our
-# products are made to order", "The fabric is soft", "The chain is 18
-# inches", "Hand made with care").
+# shop and the listing, for what a product is made of or has, for praise, and
+# for people ("Our products are made to order", "The fabric is soft", "The
+# chain is 18 inches", "Hand made with care", "This beauty is", "The sole is
+# made from", "Our stylists are").
 NOT_THE_PRODUCT = frozenset(
     terms(
         "product item piece design collection solution style range line listing"
         " shop store brand team seller customer shipping packaging price quality size"
         " colour color weight dimension gift model goal mission story feature formula"
         " fabric material leather wood glass stone metal cotton finish texture"
-        " chain frame lid hook strap handle band battery back base"
-        " these they each one everything hand custom tailor proudly sell"
+        " silicone rubber steel plastic ceramic porcelain gold silver"
+        " chain frame lid hook strap handle band battery back base upper sole interior exterior"
+        " flavor flavour scent aroma taste ingredient"
+        " beauty cutie classic essential bestseller favourite favorite"
+        " technician stylist therapist artist baker maker founder staff teacher"
+        " these they each one everything hand custom tailor proudly sell which what also both"
+        " guy have"
     )
 )
-
-
 # Words that end the subject's noun phrase: what follows them is not the product.
 # Not "of": "the kind of seat", "a pair of earrings" name the product after it.
 SUBJECT_PREPOSITIONS = frozenset("from for by with in at on to".split())
+# Participles that may end it before a preposition ("This blanket woven from
+# merino is", "These earrings handmade in Italy are"). Not every word in -ed:
+# "the top of the bed", "this daybed".
+PARTICIPLES = frozenset(
+    """made handmade hand-made woven sewn spun knit knitted grown built crafted handcrafted
+    designed inspired poured scented printed carved painted stitched embroidered dyed
+    finished blown cast forged""".split()
+)
 
 
 def description_head(product: str) -> str | None:
     """The noun an English listing's description first says the product is, near its start."""
-    word = description_noun(product)
-    return terms(word)[-1] if word else None
+    found = _description_subject(product)
+    return terms(found[1])[-1] if found else None
 
 
-def description_noun(product: str) -> str | None:
-    """description_head as the description writes it ("earrings", not the term "earring")."""
+def _description_subject(product: str) -> tuple[re.Match[str], str] | None:
+    """The earliest subject near the description's start that is the product, and its
+    noun as the description writes it ("earrings", not the term "earring")."""
     if names_product_first(product):
         return None
     description = clean(split_listing(product)[1])[:DESCRIPTION_SUBJECT_CHARS]
-    subjects = (match for pattern in DESCRIPTION_SUBJECT for match in pattern.finditer(description))
+    subjects = (
+        match for pattern in (THIS_PRODUCT_IS, MADE_FROM) for match in pattern.finditer(description)
+    )
     for subject in sorted(subjects, key=lambda match: match.start()):
         words = subject.group(1).split()
         # "this single-seater from Great Outdoor is": the noun phrase ends before its preposition.
         ends = [at for at, word in enumerate(words) if word.lower() in SUBJECT_PREPOSITIONS]
         phrase = words[: ends[0]] if ends else words
+        while len(phrase) > 1 and phrase[-1].lower() in PARTICIPLES:
+            phrase = phrase[:-1]
         # Its last word that is a term: "this jersey set" is a jersey ("set" is a stop word).
-        word = next((word for word in reversed(phrase) if terms(word)), None)
-        if word is not None and terms(word)[-1] not in NOT_THE_PRODUCT:
-            return word
+        noun = next((word for word in reversed(phrase) if terms(word)), None)
+        if noun is not None and terms(noun)[-1] not in NOT_THE_PRODUCT:
+            return subject, noun
     return None
 
 
@@ -295,17 +311,30 @@ DESIGN_NAME_TERMS = 2
 
 
 def with_design_noun(product: str) -> str:
-    """The listing with its description's noun (description_noun) after the title, when
-    the title may be only a design's name and does not hold that noun itself.
+    """The listing with its description's noun after the title, when the title may be
+    only a design's name and the description plainly says what the design is.
 
-    "Computer mouse" reads as "Computer mouse earrings" to every signal, as a
-    shopper reads it who has seen the description.
+    "Computer mouse" whose description says "stylish earrings made from PLA"
+    reads as "Computer mouse earrings" to every signal, as a shopper reads it
+    who has seen the description. Plainly: the noun is what something is
+    made from ("earrings made from PLA"), or the subject names the title too
+    ("the Lustre Tide ring is"). A short title of a product is left as it
+    is: "Chef Knife" whose description begins "The blade is forged..."
+    names its product, and the blade is a part of it.
     """
     title, description = split_listing(product)
     title_terms = terms(title)
     if len(title_terms) > DESIGN_NAME_TERMS:
         return product
-    noun = description_noun(product)
-    if noun is None or terms(noun)[-1] in title_terms:
+    found = _description_subject(product)
+    if found is None:
         return product
-    return f"{title} {noun}\n{description}"
+    subject, noun = found
+    if terms(noun)[-1] in title_terms:
+        return product
+    names_design = (
+        subject.re is MADE_FROM
+        or subject.group(0).lower().startswith(("this ", "these "))
+        or set(title_terms) <= set(terms(subject.group(1)))
+    )
+    return f"{title} {noun}\n{description}" if names_design else product

@@ -5,6 +5,7 @@ import gzip
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from shared.taxonomy.files import load_taxonomy
@@ -325,6 +326,13 @@ def test_a_design_name_title_is_read_as_the_product_its_description_names(google
     heads = google_index.signals_many(listings)[1]["product_head"]
     assert heads[0, vases] == 1.0
     assert heads[1, vases] == 0.0
+    # Every signal reads it so, the sentence encoder's included.
+    named = "Ocean Dream vase\nThis hand-blown glass vase is made for tall stems."
+    sentences, signals = google_index.signals_many(listings[:1])
+    named_sentences, named_signals = google_index.signals_many([named])
+    assert np.array_equal(sentences, named_sentences)
+    assert signals.keys() == named_signals.keys()
+    assert all(np.array_equal(signals[name], named_signals[name]) for name in signals)
 
 
 def test_google_takes_the_terms_and_regional_names_of_the_shopify_categories_mapped_to_it(

@@ -175,6 +175,12 @@ def test_the_head_of_a_listing_that_names_its_product_first_is_its_first_word():
         # its noun is its last word that is a term ("set" is a stop word).
         ("Octopus\nIt is the kind of seat that makes you stay.", "seat"),
         ("Octopus\nThis vibrant jersey set features the team's colours.", "jersey"),
+        # A participle before the preposition is not the noun either.
+        ("Octopus\nThis blanket woven from merino is warm.", "blanket"),
+        # Praise, parts and adverbs are not the product.
+        ("Dog Leash\nThis beauty is made of braided nylon rope.", None),
+        ("Running Shoes\nThe sole is made from recycled rubber.", None),
+        ("Mug\nLovingly made with stoneware clay in our studio.", None),
         (
             "Countryside Armchair\nStylish, this single-seater from Great Outdoor is sturdy.",
             "single-seater",
@@ -203,7 +209,10 @@ def test_the_description_is_read_for_its_subject_only_near_its_start():
             "Lustre Tide ring\nA dance of light, the Lustre Tide ring is gold.",
         ),
         # A longer title names its product; the title holds the noun already; the
-        # description says none.
+        # description says none; "the" or "our" with a word that is not the title's
+        # names a part of the product, or a person.
+        ("Chef Knife\nThe blade is forged from high-carbon steel.", None),
+        ("Sourdough Bread\nOur bakers are up at 4am every day.", None),
         ("Golden Lace Cuff\nThis bracelet is gold-plated.", None),
         ("Choker Necklace\nThis choker is silver.", None),
         ("Computer mouse\nWireless, with a silent click.", None),
