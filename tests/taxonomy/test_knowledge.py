@@ -305,10 +305,14 @@ def test_a_first_word_heading_regional_names_discounts_the_english_head_noun(
     assert head_bonus_lost(english) == 0.0
 
 
+# A description that says what the product is (query.description_head).
+VASE_DESCRIPTION = "This hand-blown glass vase is made for tall stems."
+
+
 def test_the_noun_a_description_says_the_product_is_finds_the_category_it_heads(google_index):
     vases = google_index.ids.index("13")
     listings = [
-        "Ocean Dream\nThis hand-blown glass vase is made for tall stems.",
+        f"Ocean Dream\n{VASE_DESCRIPTION}",
         "Ocean Dream\nThe glass is hand-blown, for tall stems.",
     ]
     described = google_index.signals_many(listings)[1]["description_head"]
@@ -318,17 +322,14 @@ def test_the_noun_a_description_says_the_product_is_finds_the_category_it_heads(
 
 def test_a_design_name_title_is_read_as_the_product_its_description_names(google_index):
     vases = google_index.ids.index("13")
-    listings = [
-        "Ocean Dream\nThis hand-blown glass vase is made for tall stems.",
-        # Three words: the title is read as it is, its head noun is "collection".
-        "Ocean Dream Collection\nThis hand-blown glass vase is made for tall stems.",
-    ]
+    # Three words: the title is read as it is, its head noun is "collection".
+    listings = [f"Ocean Dream\n{VASE_DESCRIPTION}", f"Ocean Dream Collection\n{VASE_DESCRIPTION}"]
     heads = google_index.signals_many(listings)[1]["product_head"]
     assert heads[0, vases] == 1.0
     assert heads[1, vases] == 0.0
     # Every signal reads it so, the sentence encoder's included.
-    named = "Ocean Dream vase\nThis hand-blown glass vase is made for tall stems."
     sentences, signals = google_index.signals_many(listings[:1])
+    named = f"Ocean Dream vase\n{VASE_DESCRIPTION}"
     named_sentences, named_signals = google_index.signals_many([named])
     assert np.array_equal(sentences, named_sentences)
     assert signals.keys() == named_signals.keys()
