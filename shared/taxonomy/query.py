@@ -190,18 +190,20 @@ BEFORE_PRODUCT_FIRST_HEAD = (
 
 # What a description says the product is, near its start: "This sculptural
 # ring is...", "Our hand-poured candles come...", "stylish earrings made
-# from...". The subject's last word is taken as the noun.
+# from...". The noun is read from the subject (_description_subject).
 THIS_PRODUCT_IS = re.compile(
-    r"\b(?:this|these|our|the)\s+((?:[a-z-]+\s+){0,3}?[a-z-]+)\s+(?:is|are|makes?|features?"
-    r"|comes?|offers?|combines?|brings?|adds?|gives?|helps?|provides?)\b",
+    r"\b(?P<determiner>this|these|our|the)\s+(?P<subject>(?:[a-z-]+\s+){0,3}?[a-z-]+)\s+"
+    r"(?:is|are|makes?|features?|comes?|offers?|combines?|brings?|adds?|gives?|helps?|provides?)\b",
     re.IGNORECASE,
 )
-# Not after a letter or hyphen: a word starting mid-word would make the search
-# quadratic. Not an adverb in -ly: "Lovingly made with", "Sustainably made from".
+# Not after a letter or hyphen: a word starting mid-word would make the search quadratic.
 MADE_FROM = re.compile(
-    r"(?<![a-z-])([a-z-]+)(?<!ly)\s+(?:is\s+|are\s+)?made\s+(?:from|of|with|in|by|using)\b",
+    r"(?<![a-z-])(?P<subject>[a-z-]+)\s+(?:is\s+|are\s+)?made\s+(?:from|of|with|in|by|using)\b",
     re.IGNORECASE,
 )
+# Determiners that point at the listed product itself; "the" and "our" as often
+# point at a part of it or at the shop's people ("The blade is", "Our bakers are").
+THIS_PRODUCT = frozenset(("this", "these"))
 DESCRIPTION_SUBJECT_CHARS = 300
 # Subjects that are not the product: words for products in general, for the
 # shop and the listing, for what a product is made of or has, for praise, and
@@ -226,9 +228,9 @@ NOT_THE_PRODUCT = frozenset(
 # Words that end the subject's noun phrase: what follows them is not the product.
 # Not "of": "the kind of seat", "a pair of earrings" name the product after it.
 SUBJECT_PREPOSITIONS = frozenset("from for by with in at on to".split())
-# Participles that may end it before a preposition ("This blanket woven from
-# merino is", "These earrings handmade in Italy are"). Not every word in -ed:
-# "the top of the bed", "this daybed".
+# Participles that end it too, where a preposition follows them ("This blanket
+# woven from merino is", "These earrings handmade in Italy are"). Not every
+# word in -ed: "the top of the bed", "this daybed".
 PARTICIPLES = frozenset(
     """made handmade hand-made woven sewn spun knit knitted grown built crafted handcrafted
     designed inspired poured scented printed carved painted stitched embroidered dyed
@@ -244,7 +246,7 @@ def description_head(product: str) -> str | None:
 
 def _description_subject(product: str) -> tuple[re.Match[str], str] | None:
     """The earliest subject near the description's start that is the product, and its
-    noun as the description writes it ("earrings", not the term "earring")."""
+    noun as a word of the cleaned description ("earrings", not the term "earring")."""
     if names_product_first(product):
         return None
     description = clean(split_listing(product)[1])[:DESCRIPTION_SUBJECT_CHARS]
@@ -252,17 +254,25 @@ def _description_subject(product: str) -> tuple[re.Match[str], str] | None:
         match for pattern in (THIS_PRODUCT_IS, MADE_FROM) for match in pattern.finditer(description)
     )
     for subject in sorted(subjects, key=lambda match: match.start()):
-        words = subject.group(1).split()
+        words = subject.group("subject").split()
         # "this single-seater from Great Outdoor is": the noun phrase ends before its preposition.
-        ends = [at for at, word in enumerate(words) if word.lower() in SUBJECT_PREPOSITIONS]
+        ends = [at for at, word in enumerate(words) if word in SUBJECT_PREPOSITIONS]
         phrase = words[: ends[0]] if ends else words
-        while len(phrase) > 1 and phrase[-1].lower() in PARTICIPLES:
+        while ends and len(phrase) > 1 and phrase[-1] in PARTICIPLES:
             phrase = phrase[:-1]
         # Its last word that is a term: "this jersey set" is a jersey ("set" is a stop word).
         noun = next((word for word in reversed(phrase) if terms(word)), None)
-        if noun is not None and terms(noun)[-1] not in NOT_THE_PRODUCT:
-            return subject, noun
+        if noun is None or terms(noun)[-1] in NOT_THE_PRODUCT:
+            continue
+        if subject.re is MADE_FROM and _is_adverb(noun):
+            continue  # "Lovingly made with", "Sustainably made from"
+        return subject, noun
     return None
+
+
+def _is_adverb(word: str) -> bool:
+    """An adverb in -ly; not a short noun ("jelly", "lily") nor a fly ("butterfly")."""
+    return word.endswith("ly") and len(word) > 5 and not word.endswith("fly")
 
 
 def product_first_head(product: str) -> str | None:
@@ -311,16 +321,17 @@ DESIGN_NAME_TERMS = 2
 
 
 def with_design_noun(product: str) -> str:
-    """The listing with its description's noun after the title, when the title may be
-    only a design's name and the description plainly says what the design is.
+    """The listing with its description's noun after the title's head phrase, when the
+    title may be only a design's name and the description plainly says what the design is.
 
     "Computer mouse" whose description says "stylish earrings made from PLA"
     reads as "Computer mouse earrings" to every signal, as a shopper reads it
-    who has seen the description. Plainly: the noun is what something is
-    made from ("earrings made from PLA"), or the subject names the title too
-    ("the Lustre Tide ring is"). A short title of a product is left as it
-    is: "Chef Knife" whose description begins "The blade is forged..."
-    names its product, and the blade is a part of it.
+    who has seen the description. Plainly: the subject is "this / these ..."
+    ("This sculptural ring is"), the noun is what is made from something
+    ("earrings made from PLA"), or the subject names the title too ("the
+    Lustre Tide ring is"). A short title of a product is left as it is:
+    "Chef Knife" whose description begins "The blade is forged..." names its
+    product, and the blade is a part of it.
     """
     title, description = split_listing(product)
     title_terms = terms(title)
@@ -334,7 +345,13 @@ def with_design_noun(product: str) -> str:
         return product
     names_design = (
         subject.re is MADE_FROM
-        or subject.group(0).lower().startswith(("this ", "these "))
-        or set(title_terms) <= set(terms(subject.group(1)))
+        or subject.group("determiner").lower() in THIS_PRODUCT
+        or bool(title_terms) and set(title_terms) <= set(terms(subject.group("subject")))
     )
-    return f"{title} {noun}\n{description}" if names_design else product
+    if not names_design:
+        return product
+    # Where head_term reads it: "Gift for Dad" becomes "Gift wallet for Dad".
+    head_phrase = _head_phrase(product)
+    head = head_phrase.rstrip()
+    after = title[len(head) :]  # the space before a "(" or "for", and what follows
+    return f"{head} {noun}{after}".rstrip() + f"\n{description}"

@@ -181,6 +181,9 @@ def test_the_head_of_a_listing_that_names_its_product_first_is_its_first_word():
         ("Dog Leash\nThis beauty is made of braided nylon rope.", None),
         ("Running Shoes\nThe sole is made from recycled rubber.", None),
         ("Mug\nLovingly made with stoneware clay in our studio.", None),
+        ("Preserves\nJelly made from fresh berries.", "jelly"),
+        # A participle is passed over only before a preposition.
+        ("Statue\nThis plaster cast is heavy.", "cast"),
         (
             "Countryside Armchair\nStylish, this single-seater from Great Outdoor is sturdy.",
             "single-seater",
@@ -212,7 +215,15 @@ def test_the_description_is_read_for_its_subject_only_near_its_start():
         # description says none; "the" or "our" with a word that is not the title's
         # names a part of the product, or a person.
         ("Chef Knife\nThe blade is forged from high-carbon steel.", None),
-        ("Sourdough Bread\nOur bakers are up at 4am every day.", None),
+        ("Sourdough Bread\nOur loaves are baked at 4am every day.", None),
+        # A title without terms names nothing that "the" subject could repeat.
+        ("12345\nThe handle box is lovely.", None),
+        # "this" and "these" point at the product, whatever space follows them.
+        ("12345\nThese earrings are silver.", "12345 earrings\nThese earrings are silver."),
+        ("Sunset Coil\nThis\nring is silver.", "Sunset Coil ring\nThis\nring is silver."),
+        # The noun goes where the head noun is read: before "for", "(" or a comma.
+        ("Gift for Dad\nThis wallet is leather.", "Gift wallet for Dad\nThis wallet is leather."),
+        ("Tide (PLA)\nThese earrings are light.", "Tide earrings (PLA)\nThese earrings are light."),
         ("Golden Lace Cuff\nThis bracelet is gold-plated.", None),
         ("Choker Necklace\nThis choker is silver.", None),
         ("Computer mouse\nWireless, with a silent click.", None),
