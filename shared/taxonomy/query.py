@@ -190,21 +190,23 @@ BEFORE_PRODUCT_FIRST_HEAD = (
 
 # What a description says the product is, near its start: "This sculptural
 # ring is...", "Our hand-poured candles come...", "stylish earrings made
-# from...". The noun is read from the subject (_description_subject).
+# from...". The noun is read from the subject (_description_subject). Both
+# patterns search cleaned, lower-case text.
 THIS_PRODUCT_IS = re.compile(
     r"\b(?P<determiner>this|these|our|the)\s+(?P<subject>(?:[a-z-]+\s+){0,3}?[a-z-]+)\s+"
-    r"(?:is|are|makes?|features?|comes?|offers?|combines?|brings?|adds?|gives?|helps?|provides?)\b",
-    re.IGNORECASE,
+    r"(?:is|are|makes?|features?|comes?|offers?|combines?|brings?|adds?|gives?|helps?|provides?)\b"
 )
 # Not after a letter or hyphen: a word starting mid-word would make the search quadratic.
 MADE_FROM = re.compile(
-    r"(?<![a-z-])(?P<subject>[a-z-]+)\s+(?:is\s+|are\s+)?made\s+(?:from|of|with|in|by|using)\b",
-    re.IGNORECASE,
+    r"(?<![a-z-])(?P<subject>[a-z-]+)\s+(?:is\s+|are\s+)?made\s+(?:from|of|with|in|by|using)\b"
 )
 # Determiners that point at the listed product itself; "the" and "our" as often
 # point at a part of it or at the shop's people ("The blade is", "Our bakers are").
 THIS_PRODUCT = frozenset(("this", "these"))
 DESCRIPTION_SUBJECT_CHARS = 300
+# Characters of the raw description cleaned to find those: room for HTML tags
+# and entities, without cleaning a bulk item's megabyte of text to read 300.
+DESCRIPTION_SUBJECT_RAW_CHARS = 8 * DESCRIPTION_SUBJECT_CHARS
 # Subjects that are not the product: words for products in general, for the
 # shop and the listing, for what a product is made of or has, for praise, and
 # for people ("Our products are made to order", "The fabric is soft", "The
@@ -249,7 +251,8 @@ def _description_subject(product: str) -> tuple[re.Match[str], str] | None:
     noun as a word of the cleaned description ("earrings", not the term "earring")."""
     if names_product_first(product):
         return None
-    description = clean(split_listing(product)[1])[:DESCRIPTION_SUBJECT_CHARS]
+    raw = split_listing(product)[1][:DESCRIPTION_SUBJECT_RAW_CHARS]
+    description = clean(raw)[:DESCRIPTION_SUBJECT_CHARS]
     subjects = (
         match for pattern in (THIS_PRODUCT_IS, MADE_FROM) for match in pattern.finditer(description)
     )
@@ -345,7 +348,7 @@ def with_design_noun(product: str) -> str:
         return product
     names_design = (
         subject.re is MADE_FROM
-        or subject.group("determiner").lower() in THIS_PRODUCT
+        or subject.group("determiner") in THIS_PRODUCT
         or bool(title_terms) and set(title_terms) <= set(terms(subject.group("subject")))
     )
     if not names_design:

@@ -211,9 +211,8 @@ def test_the_description_is_read_for_its_subject_only_near_its_start():
             "Lustre Tide\nA dance of light, the Lustre Tide ring is gold.",
             "Lustre Tide ring\nA dance of light, the Lustre Tide ring is gold.",
         ),
-        # A longer title names its product; the title holds the noun already; the
-        # description says none; "the" or "our" with a word that is not the title's
-        # names a part of the product, or a person.
+        # "the" or "our" with a word that is not the title's names a part of the
+        # product, or a person.
         ("Chef Knife\nThe blade is forged from high-carbon steel.", None),
         ("Sourdough Bread\nOur loaves are baked at 4am every day.", None),
         # A title without terms names nothing that "the" subject could repeat.
@@ -224,6 +223,8 @@ def test_the_description_is_read_for_its_subject_only_near_its_start():
         # The noun goes where the head noun is read: before "for", "(" or a comma.
         ("Gift for Dad\nThis wallet is leather.", "Gift wallet for Dad\nThis wallet is leather."),
         ("Tide (PLA)\nThese earrings are light.", "Tide earrings (PLA)\nThese earrings are light."),
+        # A longer title names its product; the title holds the noun already; the
+        # description says none.
         ("Golden Lace Cuff\nThis bracelet is gold-plated.", None),
         ("Choker Necklace\nThis choker is silver.", None),
         ("Computer mouse\nWireless, with a silent click.", None),
