@@ -166,11 +166,23 @@ SERVICE_CUES = re.compile(
     re.IGNORECASE,
 )
 OFFER_CHARACTERS = 600
+# A course is a service too, and its title says so: "Waxing Course", "VTCT
+# Level 4 Certificate in Micropigmentation", "Diploma in Beauty Therapy". Read
+# in the title's head phrase (the course's name ends before "-", "(", ","). A
+# course that is a thing says what it is ("Obstacle Course", "Golf Course
+# Flag"), and a certificate for a gift is not "in" a subject.
+TEACHES = re.compile(
+    r"(?<!obstacle)(?<!golf)(?<!\bof)\s(?:course|courses|masterclass)\s*$"
+    r"|(?<!gift\s)\b(?:certificate|diploma|course)\s+in\s+(?!(?:a|the|an|one|\d)\b)",
+    re.IGNORECASE,
+)
 
 
 def offers_service(product: str) -> bool:
-    """Whether the listing sells the shop's own service (a treatment, a session), not goods."""
+    """Whether the listing sells the shop's own service (a treatment, a session, a course), not goods."""
     text = product[:OFFER_CHARACTERS]
+    if TEACHES.search(" " + _head_phrase(product)):
+        return True
     offer = OFFERS_SERVICE.search(text)
     return offer is not None and (
         SERVICE_CUES.search(text, 0, offer.start()) is not None

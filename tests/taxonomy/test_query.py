@@ -114,6 +114,11 @@ def test_listings_that_name_the_product_first_are_told_by_their_function_words()
         "Dry Cut\nOur dry cut service includes a wash by our stylists.",
         "Lower Leg Laser Hair Removal\nSmooth skin with our laser hair removal sessions that last."
         " Our clinic's technicians...",
+        # A course says so in its title alone.
+        "Waxing Course",
+        "ABT Accredited Hydrafacial Day Course (Copy)\nAfter making the purchase, call us.",
+        "VTCT Level 4 Certificate in Micropigmentation\nFully accredited qualification",
+        "Diploma in Beauty Therapy - Level 3",
     ],
 )
 def test_a_listing_offering_the_shops_own_service_is_told(product):
@@ -136,6 +141,13 @@ def test_a_listing_offering_the_shops_own_service_is_told(product):
         "Yoga Mat\nPerfect for our yoga sessions at home.",
         "Wax Warmer\nA salon-grade warmer for waxing services at home.",  # not "our"
         "Facial Roller\nA spa ritual. " + "Cool jade stone. " * 40 + "Our facial service.",
+        # Courses and certificates that are things.
+        "Dog Agility Obstacle Course",
+        "Golf Course\nA print of the 18th hole, framed.",
+        "Main Course Plate, porcelain, 28 cm",
+        "Gift Certificate\nBook a treatment at our salon.",
+        "Certificate in a Frame, A4, gold",
+        "Of course\nA mug for the last word.",
     ],
 )
 def test_goods_are_not_a_service_offered(product):
