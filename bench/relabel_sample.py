@@ -2,6 +2,8 @@
 
     python bench/relabel_sample.py                      # the sample, one JSON line each, no labels
     python bench/relabel_sample.py --tuning             # the second sample, for tuning
+    python bench/relabel_sample.py --fresh              # the third sample
+    python bench/relabel_sample.py --final              # the fourth sample, read once
     python bench/relabel_sample.py --check FILE.jsonl   # every categoryId/categoryPath against the taxonomy files
 
 The sample: the Google lines and the Shopify lines of ../shared/eval/dev.jsonl, each
@@ -13,7 +15,13 @@ That set measures; it is never tuned on. The second sample (--tuning) is drawn
 the same way from the lines the first left out, with random.Random(2027), up to 150
 of each taxonomy (Google's stores give 83) and at most 12 from a store: bench/data/relabelled-tune.jsonl,
 labelled the same way, is what weights for real listings are chosen on (by
-store folds).
+store folds). The third sample (--fresh, twenty-second round) is drawn from the
+lines neither took, with random.Random(2028), up to 120 of each taxonomy and at
+most 12 from a store: bench/data/relabelled-fresh.jsonl, labelled the same way,
+was read once, to measure on listings no round had read, and then studied for
+the round's changes. The fourth (--final, the same round) is drawn the same way
+from what the first three left, with random.Random(2029): bench/data/relabelled-final.jsonl,
+read once, on the round's final code.
 """
 
 import argparse
@@ -34,6 +42,10 @@ MEASURED_FILE = Path(__file__).resolve().parent / "data" / "relabelled-dev.jsonl
 TUNING_SEED = 2027
 TUNING_PER_TAXONOMY = 150
 TUNING_PER_STORE = 12
+TUNING_FILE = Path(__file__).resolve().parent / "data" / "relabelled-tune.jsonl"
+FRESH_SEED = 2028
+FRESH_FILE = Path(__file__).resolve().parent / "data" / "relabelled-fresh.jsonl"
+FINAL_SEED = 2029
 
 
 def read_dev() -> list[dict]:
@@ -86,14 +98,30 @@ def read_taxonomies() -> dict[str, dict[str, str]]:
 
 def draw_tuning_sample() -> list[dict]:
     """The second sample: lines the measured set does not hold, another seed."""
-    measured = frozenset(
-        json.loads(line)["devLine"] for line in MEASURED_FILE.read_text(encoding="utf-8").splitlines()
+    return draw_sample(TUNING_SEED, TUNING_PER_TAXONOMY, TUNING_PER_STORE, dev_lines(MEASURED_FILE))
+
+
+def draw_fresh_sample() -> list[dict]:
+    """The third sample: lines neither of the first two holds, a third seed."""
+    taken = dev_lines(MEASURED_FILE) | dev_lines(TUNING_FILE)
+    return draw_sample(FRESH_SEED, PER_TAXONOMY, PER_STORE, taken)
+
+
+def draw_final_sample() -> list[dict]:
+    """The fourth sample: lines none of the first three holds, a fourth seed."""
+    taken = dev_lines(MEASURED_FILE) | dev_lines(TUNING_FILE) | dev_lines(FRESH_FILE)
+    return draw_sample(FINAL_SEED, PER_TAXONOMY, PER_STORE, taken)
+
+
+def dev_lines(labelled_file: Path) -> frozenset[int]:
+    """The dev.jsonl lines a labelled set holds."""
+    return frozenset(
+        json.loads(line)["devLine"] for line in labelled_file.read_text(encoding="utf-8").splitlines()
     )
-    return draw_sample(TUNING_SEED, TUNING_PER_TAXONOMY, TUNING_PER_STORE, measured)
 
 
 # A labelled line's source is its dev line's, after the name of its set.
-SOURCE_PREFIXES = ("relabelled-dev:", "relabelled-tune:")
+SOURCE_PREFIXES = ("relabelled-dev:", "relabelled-tune:", "relabelled-fresh:", "relabelled-final:")
 
 
 def check(labelled_file: Path) -> int:
@@ -145,11 +173,22 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--check", type=Path, help="verify a labelled file's ids and paths")
-    parser.add_argument("--tuning", action="store_true", help="draw the second sample, for tuning")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--tuning", action="store_true", help="draw the second sample, for tuning")
+    which.add_argument("--fresh", action="store_true", help="draw the third sample")
+    which.add_argument("--final", action="store_true", help="draw the fourth sample, read once")
     args = parser.parse_args()
     if args.check:
         sys.exit(1 if check(args.check) else 0)
-    for line in draw_tuning_sample() if args.tuning else draw_sample():
+    if args.tuning:
+        sample = draw_tuning_sample()
+    elif args.fresh:
+        sample = draw_fresh_sample()
+    elif args.final:
+        sample = draw_final_sample()
+    else:
+        sample = draw_sample()
+    for line in sample:
         unlabelled = {key: line[key] for key in ("product", "taxonomy", "source", "devLine")}
         print(json.dumps(unlabelled, ensure_ascii=False))
 
