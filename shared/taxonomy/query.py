@@ -152,7 +152,7 @@ SERVICES_GOODS_SELL = (
 ).split()
 OFFERS_SERVICE = re.compile(
     rf"\bour\s+(?:(?!{'|'.join(SERVICES_GOODS_SELL)})[^\s.!?]+\s+){{1,8}}?"
-    r"(?:services?|treatments?|sessions?)"
+    r"(?:services?|treatments?|sessions?|packages?|facials?)"
     r"(?=[ \t]*(?:[,.;:!?)\n\u2013\u2014]|$)"
     r"|\s+(?:that|which|designed|for|at|is|to|in|with|will|includes|offers|provides|uses)\b)",
     re.IGNORECASE,
@@ -173,7 +173,8 @@ OFFER_CHARACTERS = 600
 # Flag"), and a certificate for a gift is not "in" a subject.
 TEACHES = re.compile(
     r"(?<!obstacle)(?<!golf)(?<!\bof)\s(?:course|courses|masterclass)\s*$"
-    r"|(?<!gift\s)\b(?:certificate|diploma|course)\s+in\s+(?!(?:a|the|an|one|\d)\b)",
+    r"|(?<!gift\s)\b(?:certificate|diploma|course)\s+in\s+(?!(?:a|the|an|one|\d)\b)"
+    r"|\blevel\s+\d+\s+(?:[a-z]+\s+){0,2}?(?:award|certificate|diploma)\b",
     re.IGNORECASE,
 )
 
