@@ -140,7 +140,8 @@ def head_term(product: str) -> str | None:
 
 
 # A shop that sells a service says so: "our Bridal Makeup service, designed
-# for...", "our Hydrafacial treatment." The word ends a phrase (a comma, a
+# for...", "our Hydrafacial treatment.", "our Full Face Laser Hair Removal
+# package." The word ends a phrase (a comma, a
 # full stop, the end of a line, "that", "for", "includes"...): "our
 # hydrating treatment mask" is goods. At least one word names the service
 # ("our service is second to none" is a shop's boilerplate), and none of
@@ -150,11 +151,14 @@ SERVICES_GOODS_SELL = (
     "customer shipping delivery support repair after warranty gift return subscription"
     " engraving installation assembly wrapping printing personalisation personalization"
 ).split()
+PHRASE_ENDS = r"[ \t]*(?:[,.;:!?)\n\u2013\u2014]|$)"
 OFFERS_SERVICE = re.compile(
     rf"\bour\s+(?:(?!{'|'.join(SERVICES_GOODS_SELL)})[^\s.!?]+\s+){{1,8}}?"
-    r"(?:services?|treatments?|sessions?|packages?|facials?)"
-    r"(?=[ \t]*(?:[,.;:!?)\n\u2013\u2014]|$)"
-    r"|\s+(?:that|which|designed|for|at|is|to|in|with|will|includes|offers|provides|uses)\b)",
+    rf"(?:(?:services?|treatments?|sessions?)(?={PHRASE_ENDS}"
+    r"|\s+(?:that|which|designed|for|at|is|to|in|with|will|includes|offers|provides|uses)\b)"
+    # "our Full Face Laser Hair Removal package.", "our luxurious De-Tan Facial."
+    # A package that "includes" or "is" is as often a box of goods.
+    rf"|(?:packages?|facials?)(?={PHRASE_ENDS}))",
     re.IGNORECASE,
 )
 # ...and says where or by whom it is given, elsewhere in the listing: "Our

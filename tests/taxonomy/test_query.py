@@ -114,10 +114,15 @@ def test_listings_that_name_the_product_first_are_told_by_their_function_words()
         "Dry Cut\nOur dry cut service includes a wash by our stylists.",
         "Lower Leg Laser Hair Removal\nSmooth skin with our laser hair removal sessions that last."
         " Our clinic's technicians...",
+        "De-Tan Facial\nReclaim your glow with our luxurious De-Tan Facial. Our expert"
+        " aestheticians exfoliate. This bespoke treatment soothes.",
+        "Full Face Laser Hair Removal\nAchieve smooth skin with our Full Face Laser Hair Removal"
+        " package. This comprehensive treatment targets unwanted hair.",
         # A course says so in its title alone.
         "Waxing Course",
         "ABT Accredited Hydrafacial Day Course (Copy)\nAfter making the purchase, call us.",
         "VTCT Level 4 Certificate in Micropigmentation\nFully accredited qualification",
+        "VTCT Skills Level 3 Award in Anatomical and physiological knowledge of body systems",
         "Diploma in Beauty Therapy - Level 3",
     ],
 )
@@ -141,6 +146,8 @@ def test_a_listing_offering_the_shops_own_service_is_told(product):
         "Yoga Mat\nPerfect for our yoga sessions at home.",
         "Wax Warmer\nA salon-grade warmer for waxing services at home.",  # not "our"
         "Facial Roller\nA spa ritual. " + "Cool jade stone. " * 40 + "Our facial service.",
+        "Rosehip Facial Oil\nOur facial oil is cold-pressed. Spa quality at home.",
+        "Candle Gift Set\nOur relaxation package includes a candle and bath salts for a spa night.",
         # Courses and certificates that are things.
         "Dog Agility Obstacle Course",
         "Golf Course\nA print of the 18th hole, framed.",
