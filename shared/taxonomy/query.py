@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 
 from shared.taxonomy.text import clean, is_latin, terms
 
@@ -217,6 +218,21 @@ THIS_PRODUCT_IS = re.compile(
 MADE_FROM = re.compile(
     r"(?<![a-z-])(?P<subject>[a-z-]+)\s+(?:is\s+|are\s+)?made\s+(?:from|of|with|in|by|using)\b"
 )
+# Where a design's description names it without one of those verbs: at the
+# end of a sentence ("Bold meets brutalist in this architectural statement
+# ring."; not at a comma, "this long, elegant piece", nor across a verb, "this
+# is the look."), or after the design's
+# name and before a verb in -s ("the Fuchsia Flame ring blazes", "the
+# Seafoam Gleam necklace evokes": DESIGN_NAMED, built for each title). Read
+# only for a title that may be a design's name (with_design_noun).
+THIS_PRODUCT_ENDS = re.compile(
+    r"\b(?P<determiner>this|these)\s+(?P<subject>(?:(?!(?:is|are|was|were)\s)[a-z-]+\s+){0,3}?"
+    r"[a-z-]+)\s*[.!]"
+)
+DESIGN_NAMED = (
+    r"\b(?P<determiner>the|our|this|these)\s+(?P<subject>{name}\s+[a-z-]+)"
+    r"\s+(?:is|are|has|have|[a-z]*[a-rt-z]s)\b"
+)
 # Determiners that point at the listed product itself; "the" and "our" as often
 # point at a part of it or at the shop's people ("The blade is", "Our bakers are").
 THIS_PRODUCT = frozenset(("this", "these"))
@@ -228,7 +244,7 @@ DESCRIPTION_SUBJECT_RAW_CHARS = 8 * DESCRIPTION_SUBJECT_CHARS
 # shop and the listing, for what a product is made of or has, for praise, and
 # for people ("Our products are made to order", "The fabric is soft", "The
 # chain is 18 inches", "Hand made with care", "This beauty is", "The sole is
-# made from", "Our stylists are").
+# made from", "Our stylists are"), and times ("Perfect for this season.").
 NOT_THE_PRODUCT = frozenset(
     terms(
         "product item piece design collection solution style range line listing"
@@ -242,6 +258,8 @@ NOT_THE_PRODUCT = frozenset(
         " technician stylist therapist artist baker maker founder staff teacher"
         " these they each one everything hand custom tailor proudly sell which what also both"
         " guy have"
+        " season today tonight year month week weekend day time moment morning evening"
+        " summer winter autumn christmas holiday way world"
     )
 )
 # Words that end the subject's noun phrase: what follows them is not the product.
@@ -263,16 +281,16 @@ def description_head(product: str) -> str | None:
     return terms(found[1])[-1] if found else None
 
 
-def _description_subject(product: str) -> tuple[re.Match[str], str] | None:
+def _description_subject(
+    product: str, patterns: Sequence[re.Pattern[str]] = (THIS_PRODUCT_IS, MADE_FROM)
+) -> tuple[re.Match[str], str] | None:
     """The earliest subject near the description's start that is the product, and its
     noun as a word of the cleaned description ("earrings", not the term "earring")."""
     if names_product_first(product):
         return None
     raw = split_listing(product)[1][:DESCRIPTION_SUBJECT_RAW_CHARS]
     description = clean(raw)[:DESCRIPTION_SUBJECT_CHARS]
-    subjects = (
-        match for pattern in (THIS_PRODUCT_IS, MADE_FROM) for match in pattern.finditer(description)
-    )
+    subjects = (match for pattern in patterns for match in pattern.finditer(description))
     for subject in sorted(subjects, key=lambda match: match.start()):
         words = subject.group("subject").split()
         # "this single-seater from Great Outdoor is": the noun phrase ends before its preposition.
@@ -357,7 +375,8 @@ def with_design_noun(product: str) -> str:
     title_terms = terms(title)
     if len(title_terms) > DESIGN_NAME_TERMS:
         return product
-    found = _description_subject(product)
+    design_named = re.compile(DESIGN_NAMED.format(name=r"\s+".join(map(re.escape, clean(title).split()))))
+    found = _description_subject(product, (THIS_PRODUCT_IS, MADE_FROM, THIS_PRODUCT_ENDS, design_named))
     if found is None:
         return product
     subject, noun = found

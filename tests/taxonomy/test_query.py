@@ -242,6 +242,20 @@ def test_the_description_is_read_for_its_subject_only_near_its_start():
         # The noun goes where the head noun is read: before "for", "(" or a comma.
         ("Gift for Dad\nThis wallet is leather.", "Gift wallet for Dad\nThis wallet is leather."),
         ("Tide (PLA)\nThese earrings are light.", "Tide earrings (PLA)\nThese earrings are light."),
+        # The noun at a sentence's end, or between the design's name and a verb.
+        (
+            "Chrome Stack\nBold meets brutalist in this architectural statement ring. It is silver.",
+            "Chrome Stack ring\nBold meets brutalist in this architectural statement ring. It is silver.",
+        ),
+        (
+            "Fuchsia Flame\nBold and sculptural, the Fuchsia Flame ring blazes with character.",
+            "Fuchsia Flame ring\nBold and sculptural, the Fuchsia Flame ring blazes with character.",
+        ),
+        # Not a phrase across a verb, a comma, a time, or a name before a noun.
+        ("The GOAT LUT\nThis is the look.", None),
+        ("Sea Mist\nCrafted from gold, this long, elegant piece glows.", None),
+        ("Summer Days\nPerfect for this season.", None),
+        ("Half Arms\nSmooth skin with our Half Arms Laser Hair Removal package.", None),
         # A longer title names its product; the title holds the noun already; the
         # description says none.
         ("Golden Lace Cuff\nThis bracelet is gold-plated.", None),
