@@ -119,12 +119,23 @@ def names_product_first(product: str) -> bool:
     return noun_first > english
 
 
+# Words for how many come together, not for what: "Bath Towel Bundle" is
+# towels, "Barrier Wipes 50 Count" wipes. "Pack" only with its number ("Socks
+# 6 Pack", "5-Car Pack", "Mamelucos Pack de 3"): a "Fanny Pack" is one.
+PACKAGING_TERMS = frozenset(terms("bundle bundles pcs pieces count"))
+PACK_TERM = terms("pack")[0]
+QUANTITY_PACK = re.compile(
+    r"\d[\s-]*(?:[^\W\d_]+[\s-]+)?packs?\b|\bpacks?\s+(?:of|de|x)\s*\d", re.IGNORECASE
+)
+
+
 def head_term(product: str) -> str | None:
     """The last term of the title's head phrase: the head noun of an English title.
 
     "Croscill Everly Silver Euro Sham" is a sham, whatever its brand and colour
     say; the words after "for" / "with" / " - " name what it goes with.
-    Trailing sizes are skipped ("Garden Hose 50 ft" is a hose). None when the
+    Trailing sizes are skipped ("Garden Hose 50 ft" is a hose), and so are words
+    of packaging ("Bath Towel Bundle" is a towel). None when the
     phrase ends in a specification ("MacBook Air 8GB RAM"), or in a size in a
     listing that names its product first: the product's noun is elsewhere.
     """
@@ -135,6 +146,12 @@ def head_term(product: str) -> str | None:
     if without_sizes != head_phrase and names_product_first(product):
         return None
     head_terms = terms(without_sizes)
+    title = split_listing(product)[0]
+    while len(head_terms) > 1 and (
+        head_terms[-1] in PACKAGING_TERMS
+        or head_terms[-1] == PACK_TERM and QUANTITY_PACK.search(title) is not None
+    ):
+        head_terms.pop()
     if not head_terms or not is_latin(head_terms[-1]) or head_terms[-1] in UNIT_TERMS:
         return None
     return head_terms[-1]

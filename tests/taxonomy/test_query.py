@@ -76,6 +76,24 @@ def test_the_head_term_of_an_english_title_ending_in_sizes_is_the_word_before_th
     assert head_term(product) == terms(head)[0]
 
 
+@pytest.mark.parametrize(
+    ("product", "head"),
+    [
+        ("Spa Beige Complete Bath Towel Bundle", "towel"),
+        ("Barrier Wipes 50 Count", "wipes"),
+        ("Cotton Crew Socks 6 Pack", "socks"),
+        ("Hot Wheels 5-Car Pack", "car"),
+        ("PopYum Biberones Pack de 3", "biberones"),
+        # A pack without its number is the product, and a lone word stays.
+        ("Leather Fanny Pack", "pack"),
+        ("Reusable Ice Pack", "pack"),
+        ("Bundle", "bundle"),
+    ],
+)
+def test_the_head_term_is_not_a_word_of_packaging(product, head):
+    assert head_term(product) == terms(head)[0]
+
+
 def test_specification_words_weigh_less_than_the_product_words():
     weights = query_terms("Apple MacBook Air 8GB RAM")
     (ram,) = terms("RAM")
