@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from shared.taxonomy.text import clean, is_latin, terms
 
@@ -120,13 +120,18 @@ def names_product_first(product: str) -> bool:
 
 
 # Words for how many come together, not for what: "Bath Towel Bundle" is
-# towels, "Barrier Wipes 50 Count" wipes. "Pack" only with its number ("Socks
-# 6 Pack", "5-Car Pack", "Mamelucos Pack de 3"): a "Fanny Pack" is one.
-PACKAGING_TERMS = frozenset(terms("bundle bundles pcs pieces count"))
-PACK_TERM = terms("pack")[0]
-QUANTITY_PACK = re.compile(
-    r"\d[\s-]*(?:[^\W\d_]+[\s-]+)?packs?\b|\bpacks?\s+(?:of|de|x)\s*\d", re.IGNORECASE
+# towels, "Socks 6 Pack" socks, "Barrier Wipes 50 Count" wipes. A bundle
+# always; the others only with their number before them ("6 Pack", "5-Car
+# Pack", "100 pcs", "50 Count") or after ("Pack de 3", "Pack of 5"): a "Fanny
+# Pack", "Thread Count", "Chess Pieces" and "Gaming PCs" name their product.
+BUNDLE_TERM = terms("bundle")[0]
+COUNTED = re.compile(
+    r"\d[\s-]*(?:[^\W\d_]+[\s-]+)?packs?\s*$|\d[\s-]*(?:count|pieces|pcs)\s*$"
+    r"|\b(?:packs?|pieces|pcs)\s+(?:of|de|x)\s*\d+\s*$",
+    re.IGNORECASE,
 )
+COUNT_FOLLOWS = re.compile(r"\s*(?:of|de|x)\s*\d", re.IGNORECASE)
+COUNTED_TERMS = frozenset(terms("pack packs count pieces pcs"))
 
 
 def head_term(product: str) -> str | None:
@@ -146,10 +151,10 @@ def head_term(product: str) -> str | None:
     if without_sizes != head_phrase and names_product_first(product):
         return None
     head_terms = terms(without_sizes)
-    title = split_listing(product)[0]
-    while len(head_terms) > 1 and (
-        head_terms[-1] in PACKAGING_TERMS
-        or head_terms[-1] == PACK_TERM and QUANTITY_PACK.search(title) is not None
+    if (
+        len(head_terms) > 1
+        and head_terms[-2] not in UNIT_TERMS  # "5000mAh Pack" is a battery pack
+        and _ends_in_packaging(product, head_phrase, without_sizes, head_terms[-1])
     ):
         head_terms.pop()
     if not head_terms or not is_latin(head_terms[-1]) or head_terms[-1] in UNIT_TERMS:
@@ -157,9 +162,18 @@ def head_term(product: str) -> str | None:
     return head_terms[-1]
 
 
+def _ends_in_packaging(product: str, head_phrase: str, without_sizes: str, last: str) -> bool:
+    """Whether the head phrase's last term says how many come together (COUNTED)."""
+    if last == BUNDLE_TERM:
+        return True
+    if last not in COUNTED_TERMS:
+        return False
+    after = split_listing(product)[0][len(head_phrase) :]
+    return COUNTED.search(without_sizes) is not None or COUNT_FOLLOWS.match(after) is not None
+
+
 # A shop that sells a service says so: "our Bridal Makeup service, designed
-# for...", "our Hydrafacial treatment.", "our Full Face Laser Hair Removal
-# package." The word ends a phrase (a comma, a
+# for...", "our Hydrafacial treatment." The word ends a phrase (a comma, a
 # full stop, the end of a line, "that", "for", "includes"...): "our
 # hydrating treatment mask" is goods. At least one word names the service
 # ("our service is second to none" is a shop's boilerplate), and none of
@@ -169,34 +183,51 @@ SERVICES_GOODS_SELL = (
     "customer shipping delivery support repair after warranty gift return subscription"
     " engraving installation assembly wrapping printing personalisation personalization"
 ).split()
-PHRASE_ENDS = r"[ \t]*(?:[,.;:!?)\n\u2013\u2014]|$)"
 OFFERS_SERVICE = re.compile(
     rf"\bour\s+(?:(?!{'|'.join(SERVICES_GOODS_SELL)})[^\s.!?]+\s+){{1,8}}?"
-    rf"(?:(?:services?|treatments?|sessions?)(?={PHRASE_ENDS}"
+    r"(?:(?:services?|treatments?|sessions?)(?=[ \t]*(?:[,.;:!?)\n\u2013\u2014]|$)"
     r"|\s+(?:that|which|designed|for|at|is|to|in|with|will|includes|offers|provides|uses)\b)"
-    # "our Full Face Laser Hair Removal package.", "our luxurious De-Tan Facial."
-    # A package that "includes" or "is" is as often a box of goods.
-    rf"|(?:packages?|facials?)(?={PHRASE_ENDS}))",
+    # "our Full Face Laser Hair Removal package.", "our luxurious De-Tan
+    # Facial.": only where the phrase ends (not "our package includes", "our
+    # relaxation package: a candle"), and only with a cue of WHO_SERVES, since
+    # goods arrive in "our signature package." and spas sell retail.
+    r"|(?P<offer>packages?|facials?)(?=[ \t]*(?:[,.;!?\n\u2013\u2014]|$)))",
     re.IGNORECASE,
 )
 # ...and says where or by whom it is given, elsewhere in the listing: "Our
 # flea treatment for dogs." is goods, "our dry cut service, designed by our
 # stylists" is not.
-SERVICE_CUES = re.compile(
-    r"\b(?:book(?:ing)?|appointments?|clinic|salon|spa|studio|therapists?|technicians?"
-    r"|practitioners?|consultations?|treatments?|sessions?|stylists?)\b",
-    re.IGNORECASE,
+WHO_SERVES = (
+    r"book(?:ing)?|appointments?|clinic|salon|therapists?|technicians?|practitioners?"
+    r"|consultations?|stylists?|aestheticians?|estheticians?|specialists?"
 )
+SERVICE_CUES = re.compile(rf"\b(?:{WHO_SERVES}|spa|studio|treatments?|sessions?)\b", re.IGNORECASE)
+SERVED_BY = re.compile(rf"\b(?:{WHO_SERVES})\b", re.IGNORECASE)
 OFFER_CHARACTERS = 600
 # A course is a service too, and its title says so: "Waxing Course", "VTCT
-# Level 4 Certificate in Micropigmentation", "Diploma in Beauty Therapy". Read
-# in the title's head phrase (the course's name ends before "-", "(", ","). A
-# course that is a thing says what it is ("Obstacle Course", "Golf Course
-# Flag"), and a certificate for a gift is not "in" a subject.
-TEACHES = re.compile(
-    r"(?<!obstacle)(?<!golf)(?<!\bof)\s(?:course|courses|masterclass)\s*$"
-    r"|(?<!gift\s)\b(?:certificate|diploma|course)\s+in\s+(?!(?:a|the|an|one|\d)\b)"
-    r"|\blevel\s+\d+\s+(?:[a-z]+\s+){0,2}?(?:award|certificate|diploma)\b",
+# Level 4 Certificate in Micropigmentation", "Diploma in Beauty Therapy", read
+# in the title's head phrase (the course's name ends before "-", "(", ",").
+# A title ending in "Course" must name an activity ("Waxing Course") or the
+# listing speak of teaching (TEACHING): a "Damp Proof Course", a "Main
+# Course" and an "Obstacle Course" are things. A book, a frame or a badge
+# "in" or of a "Level" is goods, and its title says so (COURSE_GOODS).
+ENDS_IN_COURSE = re.compile(
+    r"(?P<before>[a-z]+)\s+(?:course|courses|masterclass)$", re.IGNORECASE
+)
+NAMES_COURSE = re.compile(
+    r"(?<!gift\s)\b(?:certificate|diploma|course)\s+in\s+(?!(?:a|the|an|one|\d)\b)"
+    r"|\blevel\s+\d+\s+(?:[a-z]+\s+){0,2}(?:award|certificate|diploma)\b",
+    re.IGNORECASE,
+)
+THINGS_CALLED_COURSES = frozenset("obstacle golf of main first race damp proof".split())
+TEACHING = re.compile(
+    r"\b(?:learn|learning|training|tutors?|students?|lessons?|classes|modules?|accredited"
+    r"|qualification|certificate|certified|enrol|enroll|teach|teaches|teaching)\b",
+    re.IGNORECASE,
+)
+COURSE_GOODS = re.compile(
+    r"\b(?:frames?|holders?|books?|edition|paperback|hardcover|volume|foil|paper|folders?"
+    r"|stickers?|badges?|trophy|trophies|plaques?|prints?|posters?|packs?|cases?|templates?)\b",
     re.IGNORECASE,
 )
 
@@ -204,13 +235,30 @@ TEACHES = re.compile(
 def offers_service(product: str) -> bool:
     """Whether the listing sells the shop's own service (a treatment, a session, a course), not goods."""
     text = product[:OFFER_CHARACTERS]
-    if TEACHES.search(" " + _head_phrase(product)):
+    if _names_a_course(product, text):
         return True
     offer = OFFERS_SERVICE.search(text)
-    return offer is not None and (
-        SERVICE_CUES.search(text, 0, offer.start()) is not None
-        or SERVICE_CUES.search(text, offer.end()) is not None
+    if offer is None:
+        return False
+    cues = SERVED_BY if offer.group("offer") else SERVICE_CUES
+    return (
+        cues.search(text, 0, offer.start()) is not None or cues.search(text, offer.end()) is not None
     )
+
+
+def _names_a_course(product: str, text: str) -> bool:
+    """Whether the title names a course the listing sells (the comment above ENDS_IN_COURSE)."""
+    title = split_listing(product)[0]
+    if COURSE_GOODS.search(title):
+        return False
+    # Hyphens and runs of spaces as one space: "Gift-Certificate", "Golf  Course".
+    head_phrase = " ".join(re.split(r"[\s-]+", _head_phrase(product).strip().lower()))
+    if NAMES_COURSE.search(head_phrase):
+        return True
+    course = ENDS_IN_COURSE.search(head_phrase)
+    if course is None or course.group("before") in THINGS_CALLED_COURSES:
+        return False
+    return course.group("before").endswith("ing") or TEACHING.search(text) is not None
 
 
 # Terms a product-first title may open with before its noun: articles ("Os
@@ -236,19 +284,19 @@ MADE_FROM = re.compile(
     r"(?<![a-z-])(?P<subject>[a-z-]+)\s+(?:is\s+|are\s+)?made\s+(?:from|of|with|in|by|using)\b"
 )
 # Where a design's description names it without one of those verbs: at the
-# end of a sentence ("Bold meets brutalist in this architectural statement
-# ring."; not at a comma, "this long, elegant piece", nor across a verb, "this
-# is the look."), or after the design's
-# name and before a verb in -s ("the Fuchsia Flame ring blazes", "the
-# Seafoam Gleam necklace evokes": DESIGN_NAMED, built for each title). Read
-# only for a title that may be a design's name (with_design_noun).
+# end of a sentence, after a preposition ("Bold meets brutalist in this
+# architectural statement ring."; not "Complete this look.", "Buy this now!"),
+# or after the design's name and before a verb in -s ("the Fuchsia Flame ring
+# blazes", "the Seafoam Gleam necklace evokes": DESIGN_NAMED, whose words
+# before the noun must be the title's head phrase). Read only for a title
+# that may be a design's name (with_design_noun).
 THIS_PRODUCT_ENDS = re.compile(
-    r"\b(?P<determiner>this|these)\s+(?P<subject>(?:(?!(?:is|are|was|were)\s)[a-z-]+\s+){0,3}?"
-    r"[a-z-]+)\s*[.!]"
+    r"\b(?:in|with|of|for|on|to|from|by|at|into)\s+(?P<determiner>this|these)\s+"
+    r"(?P<subject>(?:(?!(?:is|are|was|were)\s)[a-z-]+\s+){0,3}?[a-z-]+)\s*[.!]"
 )
-DESIGN_NAMED = (
-    r"\b(?P<determiner>the|our|this|these)\s+(?P<subject>{name}\s+[a-z-]+)"
-    r"\s+(?:is|are|has|have|[a-z]*[a-rt-z]s)\b"
+DESIGN_NAMED = re.compile(
+    r"\b(?P<determiner>the|our|this|these)\s+(?P<subject>(?:[a-z-]+\s+){1,3}?[a-z-]+)"
+    r"\s+(?P<verb>[a-z]{2,}[a-rt-z]s)\b"
 )
 # Determiners that point at the listed product itself; "the" and "our" as often
 # point at a part of it or at the shop's people ("The blade is", "Our bakers are").
@@ -261,7 +309,8 @@ DESCRIPTION_SUBJECT_RAW_CHARS = 8 * DESCRIPTION_SUBJECT_CHARS
 # shop and the listing, for what a product is made of or has, for praise, and
 # for people ("Our products are made to order", "The fabric is soft", "The
 # chain is 18 inches", "Hand made with care", "This beauty is", "The sole is
-# made from", "Our stylists are"), and times ("Perfect for this season.").
+# made from", "Our stylists are"), times, offers and looks ("Perfect for this
+# season.", "Don't miss this deal!", "Make a statement with this bold shade.").
 NOT_THE_PRODUCT = frozenset(
     terms(
         "product item piece design collection solution style range line listing"
@@ -276,7 +325,8 @@ NOT_THE_PRODUCT = frozenset(
         " these they each one everything hand custom tailor proudly sell which what also both"
         " guy have"
         " season today tonight year month week weekend day time moment morning evening"
-        " summer winter autumn christmas holiday way world"
+        " summer winter autumn fall spring christmas halloween easter thanksgiving holiday way world"
+        " deal offer sale bargain look shade tone hue only now too again here there"
     )
 )
 # Words that end the subject's noun phrase: what follows them is not the product.
@@ -299,7 +349,9 @@ def description_head(product: str) -> str | None:
 
 
 def _description_subject(
-    product: str, patterns: Sequence[re.Pattern[str]] = (THIS_PRODUCT_IS, MADE_FROM)
+    product: str,
+    patterns: Sequence[re.Pattern[str]] = (THIS_PRODUCT_IS, MADE_FROM),
+    accept: Callable[[re.Match[str]], bool] = lambda subject: True,
 ) -> tuple[re.Match[str], str] | None:
     """The earliest subject near the description's start that is the product, and its
     noun as a word of the cleaned description ("earrings", not the term "earring")."""
@@ -309,6 +361,8 @@ def _description_subject(
     description = clean(raw)[:DESCRIPTION_SUBJECT_CHARS]
     subjects = (match for pattern in patterns for match in pattern.finditer(description))
     for subject in sorted(subjects, key=lambda match: match.start()):
+        if not accept(subject):
+            continue
         words = subject.group("subject").split()
         # "this single-seater from Great Outdoor is": the noun phrase ends before its preposition.
         ends = [at for at, word in enumerate(words) if word in SUBJECT_PREPOSITIONS]
@@ -323,6 +377,13 @@ def _description_subject(
             continue  # "Lovingly made with", "Sustainably made from"
         return subject, noun
     return None
+
+
+def _names_design(subject: re.Match[str], name: list[str]) -> bool:
+    """Whether a DESIGN_NAMED subject is the design's name and a noun, before a verb
+    ("the Fuchsia Flame ring blazes"; not "the Fuchsia Flame really shines")."""
+    *named, noun = subject.group("subject").split()
+    return named == name and not _is_adverb(noun) and bool(terms(subject.group("verb")))
 
 
 def _is_adverb(word: str) -> bool:
@@ -392,8 +453,16 @@ def with_design_noun(product: str) -> str:
     title_terms = terms(title)
     if len(title_terms) > DESIGN_NAME_TERMS:
         return product
-    design_named = re.compile(DESIGN_NAMED.format(name=r"\s+".join(map(re.escape, clean(title).split()))))
-    found = _description_subject(product, (THIS_PRODUCT_IS, MADE_FROM, THIS_PRODUCT_ENDS, design_named))
+    head_phrase = " ".join(_head_phrase(product).split())
+    name = clean(head_phrase).split()
+    # A design's name is a proper name: "the Willow ring sways", not "the willow tree sways".
+    raw = description[:DESCRIPTION_SUBJECT_RAW_CHARS]
+    written = any(form[:1].isupper() and form in raw for form in (head_phrase, head_phrase.title()))
+    found = _description_subject(
+        product,
+        (THIS_PRODUCT_IS, MADE_FROM, THIS_PRODUCT_ENDS, DESIGN_NAMED),
+        lambda subject: subject.re is not DESIGN_NAMED or written and _names_design(subject, name),
+    )
     if found is None:
         return product
     subject, noun = found

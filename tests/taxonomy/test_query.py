@@ -84,7 +84,11 @@ def test_the_head_term_of_an_english_title_ending_in_sizes_is_the_word_before_th
         ("Cotton Crew Socks 6 Pack", "socks"),
         ("Hot Wheels 5-Car Pack", "car"),
         ("PopYum Biberones Pack de 3", "biberones"),
+        ("Baby Bodysuits Pack of 5", "bodysuits"),
         # A pack without its number is the product, and a lone word stays.
+        ("Fanny Pack for Women - 2 Pack", "pack"),
+        ("Queen Sheet Set 800 Thread Count", "count"),
+        ("Power Bank 5000mAh Pack", "pack"),
         ("Leather Fanny Pack", "pack"),
         ("Reusable Ice Pack", "pack"),
         ("Bundle", "bundle"),
@@ -135,7 +139,7 @@ def test_listings_that_name_the_product_first_are_told_by_their_function_words()
         "De-Tan Facial\nReclaim your glow with our luxurious De-Tan Facial. Our expert"
         " aestheticians exfoliate. This bespoke treatment soothes.",
         "Full Face Laser Hair Removal\nAchieve smooth skin with our Full Face Laser Hair Removal"
-        " package. This comprehensive treatment targets unwanted hair.",
+        " package. This comprehensive treatment targets unwanted hair at our beauty clinic.",
         # A course says so in its title alone.
         "Waxing Course",
         "ABT Accredited Hydrafacial Day Course (Copy)\nAfter making the purchase, call us.",
@@ -166,7 +170,17 @@ def test_a_listing_offering_the_shops_own_service_is_told(product):
         "Facial Roller\nA spa ritual. " + "Cool jade stone. " * 40 + "Our facial service.",
         "Rosehip Facial Oil\nOur facial oil is cold-pressed. Spa quality at home.",
         "Candle Gift Set\nOur relaxation package includes a candle and bath salts for a spa night.",
+        "Lavender Spa Candle\nPoured in our studio; it arrives in our signature package. A spa night.",
+        "Spa Gift Set\nOur relaxation package: a candle, bath salts and a mask for your spa day.",
         # Courses and certificates that are things.
+        "Visqueen Damp Proof Course, 450mm x 30m",
+        "Mountain House Main Course\nFreeze-dried beef stroganoff, 2 servings.",
+        "Crash Course in Python, 3rd Edition (Paperback)",
+        "Diploma in Mahogany Frame\nHolds an A4 certificate.",
+        "Swimming Level 2 Award Badge",
+        "Golf  Course",
+        "Gift-Certificate in Gold Envelope",
+        "Course",
         "Dog Agility Obstacle Course",
         "Golf Course\nA print of the 18th hole, framed.",
         "Main Course Plate, porcelain, 28 cm",
@@ -273,6 +287,14 @@ def test_the_description_is_read_for_its_subject_only_near_its_start():
         ("The GOAT LUT\nThis is the look.", None),
         ("Sea Mist\nCrafted from gold, this long, elegant piece glows.", None),
         ("Summer Days\nPerfect for this season.", None),
+        ("Ocean Breeze\nHand-poured soy wax candle. Don't miss out on this deal!", None),
+        ("Coral Bloom\nA wrap dress in linen. Complete this look.", None),
+        # A thing named like the design is not the design ("the willow tree").
+        ("Monarch\nThe monarch butterfly migrates; a pendant for its journey.", None),
+        (
+            "Willow\nSterling silver. The willow tree sways in this silver pendant.",
+            "Willow pendant\nSterling silver. The willow tree sways in this silver pendant.",
+        ),
         ("Half Arms\nSmooth skin with our Half Arms Laser Hair Removal package.", None),
         # A longer title names its product; the title holds the noun already; the
         # description says none.
