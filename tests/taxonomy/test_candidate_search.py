@@ -124,6 +124,18 @@ def test_a_category_the_head_noun_only_qualifies_loses_a_share_of_its_name_signa
     assert fused[0, 1] == pytest.approx(7.5) and fused[0, 0] == pytest.approx(10.0)
 
 
+def test_a_category_the_first_word_does_not_head_loses_a_share_of_its_name_signals(google_index):
+    count = len(google_index.ids)
+    headed = np.zeros((2, count), dtype=np.float32)
+    headed[0, 1] = 1.0  # a product-first title whose first word heads category 1's names
+    signals = {"name": np.full((2, count), 10.0, dtype=np.float32), "regional_head": headed}
+    weights = FusionWeights(regional_name_discount=0.5, depth_penalty=0.0)
+    fused = google_index.fuse(signals, weights)
+    assert fused[0, 1] == pytest.approx(10.0) and fused[0, 0] == pytest.approx(5.0)
+    # A title whose first word heads no regional name loses nothing.
+    assert fused[1, 0] == pytest.approx(10.0)
+
+
 def test_exemplar_scores_with_a_margin_count_only_what_comes_near_the_closest():
     similarities = np.array([0.9, 0.8, 0.7, 0.4, -0.1], dtype=np.float32)
     np.testing.assert_allclose(
