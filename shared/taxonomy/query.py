@@ -453,15 +453,16 @@ def with_design_noun(product: str) -> str:
     title_terms = terms(title)
     if len(title_terms) > DESIGN_NAME_TERMS:
         return product
-    head_phrase = " ".join(_head_phrase(product).split())
-    name = clean(head_phrase).split()
+    head = _head_phrase(product).rstrip()
+    name = " ".join(head.split())
     # A design's name is a proper name: "the Willow ring sways", not "the willow tree sways".
     raw = description[:DESCRIPTION_SUBJECT_RAW_CHARS]
-    written = any(form[:1].isupper() and form in raw for form in (head_phrase, head_phrase.title()))
+    written = any(form[:1].isupper() and form in raw for form in (name, name.title()))
     found = _description_subject(
         product,
         (THIS_PRODUCT_IS, MADE_FROM, THIS_PRODUCT_ENDS, DESIGN_NAMED),
-        lambda subject: subject.re is not DESIGN_NAMED or written and _names_design(subject, name),
+        lambda subject: subject.re is not DESIGN_NAMED
+        or written and _names_design(subject, clean(name).split()),
     )
     if found is None:
         return product
@@ -476,7 +477,5 @@ def with_design_noun(product: str) -> str:
     if not names_design:
         return product
     # Where head_term reads it: "Gift for Dad" becomes "Gift wallet for Dad".
-    head_phrase = _head_phrase(product)
-    head = head_phrase.rstrip()
     after = title[len(head) :]  # the space before a "(" or "for", and what follows
     return f"{head} {noun}{after}".rstrip() + f"\n{description}"

@@ -336,23 +336,27 @@ class CandidateIndex:
         fused = prior[None, :] + sum(
             getattr(weights, name) * matrix for name, matrix in signals.items()
         )
+        # What a category matches by its name, for the discounts that take a share of it.
+        by_name = (
+            sum(getattr(weights, name) * signals[name] for name in NAME_SIGNALS if name in signals)
+            if weights.regional_name_discount or weights.modifier_name_discount
+            else 0.0
+        )
+        # Listings whose title's first word heads regional names (regional_head).
+        read_first_word = (
+            signals["regional_head"].any(axis=1, keepdims=True).astype(np.float32)
+            if "regional_head" in signals
+            else 0.0
+        )
         if weights.english_head_discount:
-            read_first_word = signals["regional_head"].any(axis=1, keepdims=True)
-            lost = weights.english_head_discount * read_first_word.astype(np.float32)
+            lost = weights.english_head_discount * read_first_word
             for name in ENGLISH_HEAD_SIGNALS:
                 if name in signals:
                     fused -= lost * getattr(weights, name) * signals[name]
         if weights.regional_name_discount:
-            read_first_word = signals["regional_head"].any(axis=1, keepdims=True)
             elsewhere = read_first_word * (1.0 - signals["regional_head"])
-            by_name = sum(
-                getattr(weights, name) * signals[name] for name in NAME_SIGNALS if name in signals
-            )
             fused -= weights.regional_name_discount * elsewhere * by_name
         if weights.modifier_name_discount:
-            by_name = sum(
-                getattr(weights, name) * signals[name] for name in NAME_SIGNALS if name in signals
-            )
             fused -= weights.modifier_name_discount * signals["modifier_head"] * by_name
         return fused
 
@@ -489,7 +493,7 @@ class CandidateIndex:
         if wanted("product_head"):
             signals["product_head"] = _holds(self.heads, head, len(self.ids))
         # Google weights no regional head bonus, but reads it to discount the English head.
-        if wanted("regional_head") or wanted("english_head_discount"):
+        if any(map(wanted, ("regional_head", "english_head_discount", "regional_name_discount"))):
             regional_heads = _holds(self.regional_heads, product_first_head(product), len(self.ids))
             if regional_heads.sum() > MAX_REGIONAL_HEAD_CATEGORIES:
                 regional_heads[:] = 0.0
